@@ -1,0 +1,72 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { createRequire } from 'node:module'
+import * as esm from '../index.js'
+import esmDefault from '../index.mjs'
+import * as esmNamed from '../index.mjs'
+
+const require = createRequire(import.meta.url)
+const cjs = require('../index.js')
+const native = require('../binding.js')
+const { callNative, callNativeAsync, translate } = require('../js/errors.js')
+
+test('error classes survive instanceof and carry code and reason', () => {
+  const { ArtifactError, CheckpointConflictError, CodingPatchReviewError, LanguageIntelligenceError, ArtifactBodyStoreError } = cjs
+  const a = new ArtifactError('not_found', 'no such artifact')
+  assert.ok(a instanceof ArtifactError)
+  assert.ok(a instanceof Error)
+  assert.equal(a.name, 'ArtifactError')
+  assert.equal(a.code, 'ERR_PRISM_ARTIFACT')
+  assert.equal(a.reason, 'not_found')
+  assert.equal(a.message, 'no such artifact')
+  assert.match(String(a.stack), /ArtifactError: no such artifact/)
+  const c = new CheckpointConflictError()
+  assert.equal(c.code, 'ERR_PRISM_CHECKPOINT_CONFLICT')
+  assert.equal(c.name, 'CheckpointConflictError')
+  assert.equal(new CodingPatchReviewError('INPUT', 'x').code, 'ERR_PRISM_REVIEW_INPUT')
+  assert.equal(new CodingPatchReviewError('ERR_PRISM_REVIEW_LIMIT', 'x').code, 'ERR_PRISM_REVIEW_LIMIT')
+  assert.equal(new LanguageIntelligenceError('TIMEOUT', 'x').code, 'ERR_PRISM_LSP_TIMEOUT')
+  assert.equal(new ArtifactBodyStoreError('HELD', 'x').code, 'ERR_PRISM_ARTIFACT_BODY_HELD')
+})
+
+test('CommonJS and ESM entries export the same objects', () => {
+  for (const name of Object.keys(cjs)) {
+    assert.ok(cjs[name] !== undefined, `cjs export ${name} is defined`)
+    assert.equal(esmNamed[name], cjs[name], `ESM named export ${name} matches CommonJS`)
+  }
+  for (const name of Object.keys(esmNamed)) {
+    if (name === 'default') continue
+    assert.ok(name in cjs, `ESM export ${name} exists in CommonJS`)
+  }
+  assert.equal(esmDefault, cjs)
+  assert.equal(esm.ArtifactError, cjs.ArtifactError)
+})
+
+test('a native typed error becomes its class', () => {
+  assert.throws(
+    () => callNative(native.debugPanic, 'error'),
+    (e) => e instanceof cjs.CodingPatchReviewError && e.code === 'ERR_PRISM_REVIEW_INPUT' && e.message === 'deliberate typed error',
+  )
+  assert.equal(callNative(native.debugPanic, 'fine'), 'fine')
+})
+
+test('a Rust panic becomes an Error and the process lives on', async () => {
+  for (let i = 0; i < 3; i++) {
+    assert.throws(
+      () => callNative(native.debugPanic, 'panic'),
+      (e) => e instanceof Error && e.code === 'ERR_PRISM_INTERNAL' && /deliberate panic/.test(e.message),
+    )
+  }
+  await assert.rejects(
+    callNativeAsync(native.debugPanicAsync, 'panic'),
+    (e) => e instanceof Error && e.code === 'ERR_PRISM_INTERNAL' && /deliberate async panic/.test(e.message),
+  )
+  assert.equal(await callNativeAsync(native.debugPanicAsync, 'ok'), 'ok')
+})
+
+test('translate leaves foreign errors alone and survives a corrupt payload', () => {
+  const plain = new TypeError('x')
+  assert.equal(translate(plain), plain)
+  const corrupt = translate(new Error('\u001fPRISM{not json'))
+  assert.equal(corrupt.code, 'ERR_PRISM_INTERNAL')
+})

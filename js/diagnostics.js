@@ -1,0 +1,3 @@
+'use strict'
+// Diagnostics: normalizeDiagnostics, diagnosticDelta, diagnosticIdentity.
+module.exports = {}

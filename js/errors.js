@@ -1,0 +1,146 @@
+'use strict'
+// The error classes of prism-review and the one place that turns an error coming from
+// the native addon into an instance of them. Every export of the package goes through
+// `callNative` / `callNativeAsync`, so every failure a caller sees is one of these.
+
+const ERROR_MARKER = '\u001fPRISM'
+
+function defineName(cls, name) {
+  Object.defineProperty(cls.prototype, 'name', { value: name, writable: true, configurable: true, enumerable: false })
+}
+
+/** Artifact service failures: `code` "ERR_PRISM_ARTIFACT" and a `reason`. */
+class ArtifactError extends Error {
+  constructor(reason, message, options) {
+    super(message === undefined ? String(reason) : message, options)
+    this.code = 'ERR_PRISM_ARTIFACT'
+    this.reason = reason
+  }
+}
+defineName(ArtifactError, 'ArtifactError')
+
+/** A compare-and-swap conflict in a checkpoint store. Host stores reject with it. */
+class CheckpointConflictError extends Error {
+  constructor(message = 'checkpoint version conflict', options) {
+    super(message, options)
+    this.code = 'ERR_PRISM_CHECKPOINT_CONFLICT'
+  }
+}
+defineName(CheckpointConflictError, 'CheckpointConflictError')
+
+function suffixed(prefix, code) {
+  const c = String(code)
+  return c.startsWith(prefix) ? c : prefix + c
+}
+
+/** Coding patch review failures: `ERR_PRISM_REVIEW_INPUT|LIMIT|BINDING|STATE|OWNERSHIP`. */
+class CodingPatchReviewError extends Error {
+  constructor(code, message, options) {
+    super(message, options)
+    this.code = suffixed('ERR_PRISM_REVIEW_', code)
+  }
+}
+defineName(CodingPatchReviewError, 'CodingPatchReviewError')
+
+/** Language intelligence failures: `ERR_PRISM_LSP_FRAMING|SERVER|TIMEOUT|LIMIT|UNSUPPORTED|WORKSPACE`. */
+class LanguageIntelligenceError extends Error {
+  constructor(code, message, options) {
+    super(message, options)
+    this.code = suffixed('ERR_PRISM_LSP_', code)
+  }
+}
+defineName(LanguageIntelligenceError, 'LanguageIntelligenceError')
+
+/** Artifact body store failures: `ERR_PRISM_ARTIFACT_BODY_OWNERSHIP|HASH_MISMATCH|SIZE_MISMATCH|MIME_MISMATCH|HELD|STORE`. */
+class ArtifactBodyStoreError extends Error {
+  constructor(code, message, options) {
+    super(message, options)
+    this.code = suffixed('ERR_PRISM_ARTIFACT_BODY_', code)
+  }
+}
+defineName(ArtifactBodyStoreError, 'ArtifactBodyStoreError')
+
+function withCode(error, code) {
+  error.code = code
+  return error
+}
+
+/** Build the JS error described by a decoded native payload `{ class, code, reason?, message }`. */
+function fromPayload(p) {
+  switch (p.class) {
+    case 'ArtifactError':
+      return new ArtifactError(p.reason, p.message)
+    case 'CheckpointConflictError':
+      return new CheckpointConflictError(p.message)
+    case 'CodingPatchReviewError':
+      return new CodingPatchReviewError(p.code, p.message)
+    case 'LanguageIntelligenceError':
+      return new LanguageIntelligenceError(p.code, p.message)
+    case 'ArtifactBodyStoreError':
+      return new ArtifactBodyStoreError(p.code, p.message)
+    case 'RangeError':
+      return withCode(new RangeError(p.message), p.code)
+    case 'TypeError':
+      return withCode(new TypeError(p.message), p.code)
+    default:
+      return withCode(new Error(p.message), p.code || 'ERR_PRISM_INTERNAL')
+  }
+}
+
+/** Turn whatever the native addon threw into a typed error; other errors pass through. */
+function translate(err) {
+  if (err && typeof err.message === 'string' && err.message.startsWith(ERROR_MARKER)) {
+    let payload
+    try {
+      payload = JSON.parse(err.message.slice(ERROR_MARKER.length))
+    } catch {
+      return withCode(new Error('internal error: undecodable native error'), 'ERR_PRISM_INTERNAL')
+    }
+    return fromPayload(payload)
+  }
+  return err
+}
+
+function callNative(fn, ...args) {
+  try {
+    return fn(...args)
+  } catch (err) {
+    throw translate(err)
+  }
+}
+
+async function callNativeAsync(fn, ...args) {
+  try {
+    return await fn(...args)
+  } catch (err) {
+    throw translate(err)
+  }
+}
+
+/**
+ * JSON text of `value` for the native side. Values JSON cannot carry (cycles, BigInt,
+ * throwing getters) become `makeError(message)`.
+ */
+function toJson(value, makeError) {
+  let text
+  try {
+    text = JSON.stringify(value)
+  } catch (err) {
+    throw makeError(`input cannot be serialized: ${err && err.message ? err.message : String(err)}`)
+  }
+  return text === undefined ? 'null' : text
+}
+
+module.exports = {
+  ERROR_MARKER,
+  ArtifactError,
+  CheckpointConflictError,
+  CodingPatchReviewError,
+  LanguageIntelligenceError,
+  ArtifactBodyStoreError,
+  translate,
+  fromPayload,
+  callNative,
+  callNativeAsync,
+  toJson,
+}

@@ -1,0 +1,3 @@
+'use strict'
+// Coding patch review: createCodingPatchReviewManifest, assertCodingPatchAccepted.
+module.exports = {}

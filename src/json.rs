@@ -1,0 +1,244 @@
+//! JSON helpers shared by the core: parsing the JSON text that crosses the binding,
+//! RFC 8785 canonical JSON with its SHA-256, and a small typed field reader that gives
+//! one clear message for every wrong type.
+
+use crate::error::{PrismError, Result};
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+/// Parse JSON text that came from `JSON.stringify` in the JS layer. serde_json refuses
+/// nesting deeper than 128 levels, so hostile depth is an error, not a stack overflow.
+pub fn parse(text: &str, err: fn(String) -> PrismError) -> Result<Value> {
+    serde_json::from_str(text).map_err(|e| err(format!("input is not valid JSON: {e}")))
+}
+
+/// RFC 8785 (JCS) canonical JSON text of `value`.
+pub fn canonical(value: &Value) -> String {
+    // Serialising a serde_json::Value cannot fail: keys are strings and numbers finite.
+    serde_json_canonicalizer::to_string(value).unwrap_or_default()
+}
+
+/// Lowercase hex SHA-256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    let mut out = String::with_capacity(64);
+    for b in digest {
+        out.push(char::from_digit((b >> 4) as u32, 16).unwrap_or('0'));
+        out.push(char::from_digit((b & 15) as u32, 16).unwrap_or('0'));
+    }
+    out
+}
+
+/// Lowercase hex SHA-256 of the canonical JSON of `value`.
+pub fn canonical_digest(value: &Value) -> String {
+    sha256_hex(canonical(value).as_bytes())
+}
+
+/// Name of a JSON value's type, for error messages.
+pub fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Reads typed fields from one JSON object, naming the field path in every error.
+pub struct Fields<'a> {
+    obj: &'a Map<String, Value>,
+    path: String,
+    err: fn(String) -> PrismError,
+}
+
+impl<'a> Fields<'a> {
+    /// `value` must be an object; `path` names it in messages (e.g. `input.patch`).
+    pub fn new(value: &'a Value, path: &str, err: fn(String) -> PrismError) -> Result<Self> {
+        match value {
+            Value::Object(obj) => Ok(Self {
+                obj,
+                path: path.to_string(),
+                err,
+            }),
+            other => Err(err(format!(
+                "{path} must be an object, got {}",
+                type_name(other)
+            ))),
+        }
+    }
+
+    pub fn path(&self, name: &str) -> String {
+        format!("{}.{}", self.path, name)
+    }
+
+    pub fn fail(&self, name: &str, what: &str) -> PrismError {
+        (self.err)(format!("{} {what}", self.path(name)))
+    }
+
+    /// The raw value, `None` when absent or `undefined` (JSON drops undefined).
+    pub fn get(&self, name: &str) -> Option<&'a Value> {
+        self.obj.get(name)
+    }
+
+    pub fn object(&self) -> &'a Map<String, Value> {
+        self.obj
+    }
+
+    pub fn opt_str(&self, name: &str) -> Result<Option<&'a str>> {
+        match self.obj.get(name) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.as_str())),
+            Some(other) => Err(self.fail(
+                name,
+                &format!("must be a string, got {}", type_name(other)),
+            )),
+        }
+    }
+
+    pub fn str(&self, name: &str) -> Result<&'a str> {
+        self.opt_str(name)?
+            .ok_or_else(|| self.fail(name, "is required (a string)"))
+    }
+
+    /// A required string that is not empty after trimming.
+    pub fn non_empty_str(&self, name: &str) -> Result<&'a str> {
+        let s = self.str(name)?;
+        if s.trim().is_empty() {
+            return Err(self.fail(name, "must not be empty"));
+        }
+        Ok(s)
+    }
+
+    /// An optional non-negative integer (JSON number with no fraction, within `u64`).
+    pub fn opt_u64(&self, name: &str) -> Result<Option<u64>> {
+        match self.obj.get(name) {
+            None => Ok(None),
+            Some(v) => as_u64(v)
+                .map(Some)
+                .ok_or_else(|| self.fail(name, "must be a non-negative integer")),
+        }
+    }
+
+    pub fn u64(&self, name: &str) -> Result<u64> {
+        self.opt_u64(name)?
+            .ok_or_else(|| self.fail(name, "is required (a non-negative integer)"))
+    }
+
+    /// An optional integer (may be negative).
+    pub fn opt_i64(&self, name: &str) -> Result<Option<i64>> {
+        match self.obj.get(name) {
+            None => Ok(None),
+            Some(v) => as_i64(v)
+                .map(Some)
+                .ok_or_else(|| self.fail(name, "must be an integer")),
+        }
+    }
+
+    pub fn opt_bool(&self, name: &str) -> Result<Option<bool>> {
+        match self.obj.get(name) {
+            None => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(other) => Err(self.fail(
+                name,
+                &format!("must be a boolean, got {}", type_name(other)),
+            )),
+        }
+    }
+
+    pub fn opt_array(&self, name: &str) -> Result<Option<&'a Vec<Value>>> {
+        match self.obj.get(name) {
+            None => Ok(None),
+            Some(Value::Array(a)) => Ok(Some(a)),
+            Some(other) => Err(self.fail(
+                name,
+                &format!("must be an array, got {}", type_name(other)),
+            )),
+        }
+    }
+
+    pub fn opt_object(&self, name: &str) -> Result<Option<Fields<'a>>> {
+        match self.obj.get(name) {
+            None => Ok(None),
+            Some(v) => Fields::new(v, &self.path(name), self.err).map(Some),
+        }
+    }
+
+    pub fn object_field(&self, name: &str) -> Result<Fields<'a>> {
+        self.opt_object(name)?
+            .ok_or_else(|| self.fail(name, "is required (an object)"))
+    }
+}
+
+/// A JSON number that is a non-negative integer, as u64 (accepts `3.0`).
+pub fn as_u64(v: &Value) -> Option<u64> {
+    match v {
+        Value::Number(n) => n.as_u64().or_else(|| {
+            n.as_f64()
+                .filter(|f| f.is_finite() && f.fract() == 0.0 && *f >= 0.0 && *f <= 9.007_199_254_740_991e15)
+                .map(|f| f as u64)
+        }),
+        _ => None,
+    }
+}
+
+/// A JSON number that is an integer, as i64 (accepts `-3.0`).
+pub fn as_i64(v: &Value) -> Option<i64> {
+    match v {
+        Value::Number(n) => n.as_i64().or_else(|| {
+            n.as_f64()
+                .filter(|f| f.is_finite() && f.fract() == 0.0 && f.abs() <= 9.007_199_254_740_991e15)
+                .map(|f| f as i64)
+        }),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn e(m: String) -> PrismError {
+        PrismError::type_error(m)
+    }
+
+    #[test]
+    fn canonical_sorts_keys_by_utf16_and_formats_numbers() {
+        let v = json!({"b": 1, "a": [1.0, 2.5, "x"], "\u{e9}": true, "\u{1f600}": 0, "\u{ff61}": 1});
+        // JCS sorts by UTF-16 code units: U+1F600 is D83D DE00, which sorts before U+FF61.
+        assert_eq!(
+            canonical(&v),
+            "{\"a\":[1,2.5,\"x\"],\"b\":1,\"\u{e9}\":true,\"\u{1f600}\":0,\"\u{ff61}\":1}"
+        );
+    }
+
+    #[test]
+    fn sha256_hex_known_vector() {
+        assert_eq!(
+            sha256_hex(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+
+    #[test]
+    fn fields_report_paths_and_types() {
+        let v = json!({"a": 1, "s": "x", "n": null, "f": 1.5, "neg": -2});
+        let f = Fields::new(&v, "input", e).unwrap();
+        assert_eq!(f.str("s").unwrap(), "x");
+        assert!(f.str("a").unwrap_err().message.contains("input.a must be a string, got number"));
+        assert!(f.str("zz").unwrap_err().message.contains("input.zz is required"));
+        assert!(f.opt_u64("f").is_err());
+        assert!(f.opt_u64("neg").is_err());
+        assert_eq!(f.opt_i64("neg").unwrap(), Some(-2));
+        assert!(f.opt_str("n").is_err());
+        assert!(Fields::new(&json!([1]), "input", e).is_err());
+    }
+
+    #[test]
+    fn parse_refuses_deep_nesting() {
+        let deep = "[".repeat(10_000) + &"]".repeat(10_000);
+        assert!(parse(&deep, e).is_err());
+    }
+}

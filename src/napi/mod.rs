@@ -1,0 +1,109 @@
+//! The binding layer: the only code that sees napi types.
+//!
+//! Conventions (every binding follows them):
+//! - Values cross as JSON text. The JS layer (`js/*.js`) calls `JSON.stringify` on the
+//!   caller's input and `JSON.parse` on the result, so objects come out shaped exactly like
+//!   the TypeScript API (absent optional fields are absent, never `null`).
+//! - Every exported function runs under [`guard`] (sync) or [`guard_async`] (async), which
+//!   turns a core [`PrismError`] into a JS error through [`to_js_error`] and a panic into
+//!   an `ERR_PRISM_INTERNAL` error, so no panic reaches the process.
+//! - Errors cross as `ERROR_MARKER` + JSON `{ class, code, reason?, message }` in the
+//!   message; `js/errors.js` turns that into the right error class. One place.
+
+mod diagnostics;
+mod review;
+
+use crate::error::PrismError;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// Prefix of an encoded error message. Never shown to users: the JS layer decodes it.
+pub const ERROR_MARKER: &str = "\u{1f}PRISM";
+
+/// The one function that turns a core error into a JS error.
+pub fn to_js_error(err: PrismError) -> napi::Error {
+    let mut payload = serde_json::json!({
+        "class": err.class_name(),
+        "code": err.code(),
+        "message": err.message,
+    });
+    if let Some(reason) = err.reason() {
+        payload["reason"] = reason.into();
+    }
+    napi::Error::new(
+        napi::Status::GenericFailure,
+        format!("{ERROR_MARKER}{payload}"),
+    )
+}
+
+fn panic_message(panic: Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic".to_string()
+    }
+}
+
+/// Run a synchronous core call: core errors become typed JS errors, panics become
+/// `ERR_PRISM_INTERNAL` errors.
+pub fn guard<T>(f: impl FnOnce() -> Result<T, PrismError>) -> napi::Result<T> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(to_js_error(e)),
+        Err(panic) => Err(to_js_error(PrismError::internal(format!(
+            "internal error (a bug in prism-review): {}",
+            panic_message(panic)
+        )))),
+    }
+}
+
+/// Run an async core call on the tokio runtime; a panic inside it is caught by the task
+/// boundary and becomes an `ERR_PRISM_INTERNAL` error.
+pub async fn guard_async<T, F>(fut: F) -> napi::Result<T>
+where
+    T: Send + 'static,
+    F: std::future::Future<Output = Result<T, PrismError>> + Send + 'static,
+{
+    match tokio::spawn(fut).await {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(to_js_error(e)),
+        Err(join) => {
+            let msg = if join.is_panic() {
+                panic_message(join.into_panic())
+            } else {
+                "task cancelled".to_string()
+            };
+            Err(to_js_error(PrismError::internal(format!(
+                "internal error (a bug in prism-review): {msg}"
+            ))))
+        }
+    }
+}
+
+/// Test hook: panics on purpose so tests can prove a panic never reaches the process.
+#[napi_derive::napi]
+pub fn debug_panic(kind: String) -> napi::Result<String> {
+    guard(|| -> Result<String, PrismError> {
+        match kind.as_str() {
+            "panic" => panic!("deliberate panic for testing"),
+            "error" => Err(PrismError::review(
+                crate::error::ReviewCode::Input,
+                "deliberate typed error",
+            )),
+            _ => Ok(kind),
+        }
+    })
+}
+
+/// Async twin of [`debug_panic`].
+#[napi_derive::napi]
+pub async fn debug_panic_async(kind: String) -> napi::Result<String> {
+    guard_async(async move {
+        match kind.as_str() {
+            "panic" => panic!("deliberate async panic for testing"),
+            _ => Ok(kind),
+        }
+    })
+    .await
+}
