@@ -12,3 +12,7 @@
 export * from './types/errors'
 export * from './types/review'
 export * from './types/diagnostics'
+export * from './types/store'
+export * from './types/artifacts'
+export * from './types/http'
+export * from './types/lsp'

@@ -5,11 +5,28 @@
 const errors = require('./js/errors.js')
 
 module.exports = {
+  // errors
   ArtifactError: errors.ArtifactError,
   CheckpointConflictError: errors.CheckpointConflictError,
   CodingPatchReviewError: errors.CodingPatchReviewError,
   LanguageIntelligenceError: errors.LanguageIntelligenceError,
   ArtifactBodyStoreError: errors.ArtifactBodyStoreError,
+
+  // coding patch review
   ...require('./js/review.js'),
+
+  // diagnostics
   ...require('./js/diagnostics.js'),
+
+  // checkpoint stores
+  ...require('./js/store.js'),
+
+  // artifact review service
+  ...require('./js/artifacts.js'),
+
+  // HTTP adapter
+  ...require('./js/http.js'),
+
+  // language intelligence
+  ...require('./js/lsp.js'),
 }

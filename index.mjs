@@ -1,19 +1,30 @@
-// prism-review: the ESM entry. The same objects as the CommonJS entry.
+// prism-review: the ESM entry. The same objects as the CommonJS entry; a test checks
+// that every CommonJS export is listed here.
 import { createRequire } from 'node:module'
 
 const cjs = createRequire(import.meta.url)('./index.js')
 
+// errors
 export const {
   ArtifactError,
   CheckpointConflictError,
   CodingPatchReviewError,
   LanguageIntelligenceError,
   ArtifactBodyStoreError,
-  createCodingPatchReviewManifest,
-  assertCodingPatchAccepted,
-  normalizeDiagnostics,
-  diagnosticDelta,
-  diagnosticIdentity,
 } = cjs
+
+// coding patch review
+export const { createCodingPatchReviewManifest, assertCodingPatchAccepted } = cjs
+
+// diagnostics
+export const { normalizeDiagnostics, diagnosticDelta, diagnosticIdentity } = cjs
+
+// checkpoint stores
+
+// artifact review service
+
+// HTTP adapter
+
+// language intelligence
 
 export default cjs

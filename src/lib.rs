@@ -6,10 +6,14 @@
 //! from JavaScript into core inputs, core errors into JS errors, and guards every call
 //! against panics.
 
+pub mod artifacts;
 pub mod diagnostics;
 pub mod error;
+pub mod http;
 pub mod json;
+pub mod lsp;
 pub mod review;
+pub mod store;
 
 mod napi;
 

@@ -10,8 +10,11 @@
 //! - Errors cross as `ERROR_MARKER` + JSON `{ class, code, reason?, message }` in the
 //!   message; `js/errors.js` turns that into the right error class. One place.
 
+mod artifacts;
 mod diagnostics;
+mod lsp;
 mod review;
+mod store;
 
 use crate::error::PrismError;
 use std::panic::{catch_unwind, AssertUnwindSafe};

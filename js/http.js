@@ -1,0 +1,3 @@
+'use strict'
+// http: see the issue for this area.
+module.exports = {}

@@ -1,0 +1,3 @@
+'use strict'
+// store: see the issue for this area.
+module.exports = {}

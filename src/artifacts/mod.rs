@@ -1,0 +1,1 @@
+//! artifacts: see the issue for this area.

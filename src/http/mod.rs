@@ -1,0 +1,1 @@
+//! http: see the issue for this area.

@@ -1,0 +1,1 @@
+//! lsp: see the issue for this area.

@@ -1,0 +1,1 @@
+//! Bindings for `crate::lsp`.
