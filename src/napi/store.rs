@@ -187,3 +187,73 @@ pub fn create_host_checkpoint_store(
         )))
     })
 }
+
+/// `createSqlitePersistence(options)`: the database file and its checkpoint store.
+#[napi]
+pub struct SqlitePersistenceHandle {
+    inner: Arc<store::SqlitePersistence>,
+    checkpoints: Arc<dyn CheckpointStore>,
+}
+
+#[napi]
+impl SqlitePersistenceHandle {
+    /// The checkpoint store over this database.
+    #[napi]
+    pub fn checkpoints(&self) -> CheckpointStoreHandle {
+        CheckpointStoreHandle::new(self.checkpoints.clone())
+    }
+
+    /// Test helper, not wrapped by `js/store.js`: `PRAGMA integrity_check` rows.
+    #[napi]
+    pub async fn integrity_check(&self) -> napi::Result<Vec<String>> {
+        let inner = self.inner.clone();
+        guard_async(async move { inner.query_strings("PRAGMA integrity_check".into()).await }).await
+    }
+
+    /// Refuse new work, wait for work in flight, close the database. Idempotent.
+    #[napi]
+    pub async fn close(&self) -> napi::Result<()> {
+        let inner = self.inner.clone();
+        guard_async(async move { inner.close().await }).await
+    }
+}
+
+/// `options` is JSON text of `{ filename, busyTimeoutMs? }`.
+#[napi]
+pub fn create_sqlite_persistence(options: String) -> napi::Result<SqlitePersistenceHandle> {
+    guard(|| {
+        let v = crate::json::parse(&options, invalid_owned)?;
+        let f = Fields::new(&v, "options", invalid_owned)?;
+        for k in f.object().keys() {
+            if !["filename", "busyTimeoutMs"].contains(&k.as_str()) {
+                return Err(store::invalid(format!(
+                    "options has an unknown field {k:?} (allowed: filename, busyTimeoutMs)"
+                )));
+            }
+        }
+        let filename = f.str("filename")?;
+        let busy = match f.get("busyTimeoutMs") {
+            None => None,
+            Some(v) => match crate::json::as_u64(v) {
+                Some(n) => Some(n),
+                None if v.is_number() => {
+                    return Err(PrismError::range(
+                        "options.busyTimeoutMs must be a positive integer",
+                    ))
+                }
+                None => {
+                    return Err(store::invalid(format!(
+                        "options.busyTimeoutMs must be a positive integer, got {}",
+                        crate::json::type_name(v)
+                    )))
+                }
+            },
+        };
+        let persistence = store::SqlitePersistence::new(store::SqliteOptions::new(filename, busy)?);
+        let checkpoints = persistence.checkpoints();
+        Ok(SqlitePersistenceHandle {
+            inner: Arc::new(persistence),
+            checkpoints,
+        })
+    })
+}

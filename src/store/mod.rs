@@ -114,12 +114,14 @@ pub trait CheckpointStore: Send + Sync {
 
 pub mod host;
 pub mod memory;
+pub mod sqlite;
 
 #[cfg(test)]
 pub(crate) mod conformance;
 
 pub use host::{HostCaller, HostCheckpointStore, HostOp};
 pub use memory::{MemoryLimits, MemoryStore};
+pub use sqlite::{SqliteOptions, SqlitePersistence};
 
 use crate::error::{ArtifactReason, PrismError, Result};
 use crate::json::{type_name, Fields};
