@@ -12,12 +12,12 @@
 //! - `SQLITE_BUSY` after the busy timeout is a conflict (retryable); other database
 //!   failures are `ERR_PRISM_INTERNAL` errors naming SQLite's message.
 
+use super::lifecycle::Lifecycle;
 use super::{
     decode_cursor, encode_cursor, invalid, now_iso8601, page_size, prefix_upper_bound,
     validate_target, BoxFuture, Checkpoint, CheckpointStore, ListCheckpoints, Ownership, Page,
     SaveCheckpoint, MAX_SAFE_INTEGER, PAGE_SIZE_DEFAULT, PAGE_SIZE_HARD, VALUE_BYTES_HARD,
 };
-use super::lifecycle::Lifecycle;
 use crate::error::{ArtifactReason, PrismError, Result};
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, Row};
 use std::sync::{Arc, Mutex};
@@ -640,7 +640,10 @@ mod tests {
             tokio::spawn(async move { p.close().await })
         };
         tokio::time::sleep(Duration::from_millis(50)).await;
-        assert!(!closer.is_finished(), "close waits for the admitted operation");
+        assert!(
+            !closer.is_finished(),
+            "close waits for the admitted operation"
+        );
         assert!(store.admit().is_err(), "no admission once close has begun");
         // The admitted operation still runs to completion.
         store.save(save("late", None)).await.unwrap();
