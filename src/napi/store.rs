@@ -1,1 +1,365 @@
-//! Bindings for `crate::store`.
+//! Bindings for `crate::store`: the native store handle every store is seen through
+//! (memory, SQLite, a host's JavaScript store), and the factories.
+//!
+//! Other bindings (the artifact service) take `&CheckpointStoreHandle` and clone `inner`.
+
+// Under `cargo test` nothing calls the exported functions (Node does).
+#![cfg_attr(test, allow(dead_code))]
+
+use super::{guard, guard_async};
+use crate::error::PrismError;
+use crate::json::Fields;
+use crate::store::{
+    self, CheckpointStore, HostCaller, HostCheckpointStore, HostOp, MemoryLimits, MemoryStore,
+};
+use napi::bindgen_prelude::{Promise, PromiseRaw, ToNapiValue};
+use napi::threadsafe_function::ThreadsafeFunction;
+use napi::Env;
+use napi::Status;
+use napi_derive::napi;
+use std::sync::Arc;
+
+/// A checkpoint store as JavaScript holds it. `js/store.js` wraps it in an object with
+/// exactly the `CheckpointStore` interface; its methods take and answer JSON text.
+#[napi]
+pub struct CheckpointStoreHandle {
+    pub(crate) inner: Arc<dyn CheckpointStore>,
+}
+
+impl CheckpointStoreHandle {
+    pub(crate) fn new(inner: Arc<dyn CheckpointStore>) -> Self {
+        Self { inner }
+    }
+}
+
+fn to_json<T: serde::Serialize>(v: &T) -> crate::error::Result<String> {
+    serde_json::to_string(v)
+        .map_err(|e| PrismError::internal(format!("cannot encode a result: {e}")))
+}
+
+/// Admit the operation now (on the JS thread, so `close()` waits for it), then run it on
+/// tokio under the panic guard.
+fn spawn_admitted<'env, T, F>(
+    env: &'env Env,
+    store: &Arc<dyn CheckpointStore>,
+    op: impl FnOnce(Arc<dyn CheckpointStore>) -> F,
+) -> napi::Result<PromiseRaw<'env, T>>
+where
+    T: ToNapiValue + Send + 'static,
+    F: std::future::Future<Output = crate::error::Result<T>> + Send + 'static,
+{
+    let ticket = store.admit().map_err(super::to_js_error)?;
+    let fut = op(store.clone());
+    env.spawn_future(guard_async(async move {
+        let out = fut.await;
+        drop(ticket);
+        out
+    }))
+}
+
+#[napi]
+impl CheckpointStoreHandle {
+    /// `saveCheckpoint(input)`: JSON text of the input, JSON text of the checkpoint.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn save_checkpoint<'env>(
+        &self,
+        env: &'env Env,
+        input: String,
+    ) -> napi::Result<PromiseRaw<'env, String>> {
+        spawn_admitted(env, &self.inner, |inner| async move {
+            let req = store::parse_save(&input)?;
+            to_json(&inner.save(req).await?)
+        })
+    }
+
+    /// `loadCheckpoint(input)`: JSON text of the checkpoint, or `"null"`.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn load_checkpoint<'env>(
+        &self,
+        env: &'env Env,
+        input: String,
+    ) -> napi::Result<PromiseRaw<'env, String>> {
+        spawn_admitted(env, &self.inner, |inner| async move {
+            let t = store::parse_load(&input)?;
+            to_json(&inner.load(&t.namespace, &t.key, &t.ownership).await?)
+        })
+    }
+
+    /// `listCheckpoints(input)`: JSON text of `{ items, nextCursor? }`.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn list_checkpoints<'env>(
+        &self,
+        env: &'env Env,
+        input: String,
+    ) -> napi::Result<PromiseRaw<'env, String>> {
+        spawn_admitted(env, &self.inner, |inner| async move {
+            let q = store::parse_list(&input)?;
+            to_json(&inner.list(q).await?)
+        })
+    }
+
+    /// `deleteCheckpoint(input)`: whether a checkpoint was deleted.
+    #[napi(ts_return_type = "Promise<boolean>")]
+    pub fn delete_checkpoint<'env>(
+        &self,
+        env: &'env Env,
+        input: String,
+    ) -> napi::Result<PromiseRaw<'env, bool>> {
+        spawn_admitted(env, &self.inner, |inner| async move {
+            let t = store::parse_delete(&input)?;
+            inner
+                .delete(&t.namespace, &t.key, &t.ownership, t.expected_version)
+                .await
+        })
+    }
+}
+
+fn invalid_owned(m: String) -> PrismError {
+    store::invalid(m)
+}
+
+/// `createMemoryCheckpointStore(options)`; `options` is JSON text of an object.
+#[napi]
+pub fn create_memory_checkpoint_store(options: String) -> napi::Result<CheckpointStoreHandle> {
+    guard(|| {
+        let v = crate::json::parse(&options, invalid_owned)?;
+        let f = Fields::new(&v, "options", invalid_owned)?;
+        for k in f.object().keys() {
+            if !["maxRecords", "maxValueBytes", "maxPageSize"].contains(&k.as_str()) {
+                return Err(store::invalid(format!(
+                    "options has an unknown field {k:?} (allowed: maxRecords, maxValueBytes, maxPageSize)"
+                )));
+            }
+        }
+        let limit = |name: &str| -> crate::error::Result<Option<u64>> {
+            match f.get(name) {
+                None => Ok(None),
+                Some(v) => match crate::json::as_u64(v) {
+                    Some(n) => Ok(Some(n)),
+                    None if v.is_number() => Err(PrismError::range(format!(
+                        "options.{name} must be a positive integer"
+                    ))),
+                    None => Err(store::invalid(format!(
+                        "options.{name} must be a positive integer, got {}",
+                        crate::json::type_name(v)
+                    ))),
+                },
+            }
+        };
+        let limits = MemoryLimits::resolve(
+            limit("maxRecords")?,
+            limit("maxValueBytes")?,
+            limit("maxPageSize")?,
+        )?;
+        Ok(CheckpointStoreHandle::new(Arc::new(MemoryStore::new(
+            limits,
+        ))))
+    })
+}
+
+/// A host method: called with JSON text of its argument, answers a promise of the JSON
+/// text of the result envelope (see `crate::store::host`). Weak: a host store never keeps
+/// the process alive by itself.
+type HostFn = ThreadsafeFunction<String, Promise<String>, String, Status, false, true>;
+
+struct TsfnCaller {
+    save: HostFn,
+    load: HostFn,
+    list: HostFn,
+    delete: HostFn,
+}
+
+impl HostCaller for TsfnCaller {
+    fn call(
+        &self,
+        op: HostOp,
+        request: String,
+    ) -> store::BoxFuture<'_, crate::error::Result<String>> {
+        let f = match op {
+            HostOp::Save => &self.save,
+            HostOp::Load => &self.load,
+            HostOp::List => &self.list,
+            HostOp::Delete => &self.delete,
+        };
+        Box::pin(async move {
+            let fail = |e: napi::Error| {
+                PrismError::internal(format!(
+                    "host checkpoint store: {} could not be called: {}",
+                    op.method(),
+                    e.reason
+                ))
+            };
+            let promise = f.call_async_catch(request).await.map_err(fail)?;
+            promise.await.map_err(fail)
+        })
+    }
+}
+
+/// The host store bridge: four functions that each take JSON text and answer a promise
+/// of an envelope. `js/store.js` builds them around a host object's methods.
+#[napi]
+pub fn create_host_checkpoint_store(
+    save: HostFn,
+    load: HostFn,
+    list: HostFn,
+    delete: HostFn,
+) -> napi::Result<CheckpointStoreHandle> {
+    guard(|| {
+        let caller = TsfnCaller {
+            save,
+            load,
+            list,
+            delete,
+        };
+        Ok(CheckpointStoreHandle::new(Arc::new(
+            HostCheckpointStore::new(caller),
+        )))
+    })
+}
+
+/// `createSqlitePersistence(options)`: the database file and its checkpoint store.
+#[napi]
+pub struct SqlitePersistenceHandle {
+    inner: Arc<store::SqlitePersistence>,
+    checkpoints: Arc<dyn CheckpointStore>,
+}
+
+#[napi]
+impl SqlitePersistenceHandle {
+    /// The checkpoint store over this database.
+    #[napi]
+    pub fn checkpoints(&self) -> CheckpointStoreHandle {
+        CheckpointStoreHandle::new(self.checkpoints.clone())
+    }
+
+    /// Test helper, not wrapped by `js/store.js`: `PRAGMA integrity_check` rows.
+    #[napi]
+    pub async fn integrity_check(&self) -> napi::Result<Vec<String>> {
+        let inner = self.inner.clone();
+        guard_async(async move { inner.query_strings("PRAGMA integrity_check".into()).await }).await
+    }
+
+    /// Refuse new work, wait for work in flight, close the database. Idempotent.
+    #[napi]
+    pub async fn close(&self) -> napi::Result<()> {
+        let inner = self.inner.clone();
+        guard_async(async move { inner.close().await }).await
+    }
+}
+
+/// `options` is JSON text of `{ filename, busyTimeoutMs? }`.
+#[napi]
+pub fn create_sqlite_persistence(options: String) -> napi::Result<SqlitePersistenceHandle> {
+    guard(|| {
+        let v = crate::json::parse(&options, invalid_owned)?;
+        let f = Fields::new(&v, "options", invalid_owned)?;
+        for k in f.object().keys() {
+            if !["filename", "busyTimeoutMs"].contains(&k.as_str()) {
+                return Err(store::invalid(format!(
+                    "options has an unknown field {k:?} (allowed: filename, busyTimeoutMs)"
+                )));
+            }
+        }
+        let filename = f.str("filename")?;
+        let busy = match f.get("busyTimeoutMs") {
+            None => None,
+            Some(v) => match crate::json::as_u64(v) {
+                Some(n) => Some(n),
+                None if v.is_number() => {
+                    return Err(PrismError::range(
+                        "options.busyTimeoutMs must be a positive integer",
+                    ))
+                }
+                None => {
+                    return Err(store::invalid(format!(
+                        "options.busyTimeoutMs must be a positive integer, got {}",
+                        crate::json::type_name(v)
+                    )))
+                }
+            },
+        };
+        let persistence = store::SqlitePersistence::new(store::SqliteOptions::new(filename, busy)?);
+        let checkpoints = persistence.checkpoints();
+        Ok(SqlitePersistenceHandle {
+            inner: Arc::new(persistence),
+            checkpoints,
+        })
+    })
+}
+
+/// `createPostgresPersistence(options)`: a pool over a PostgreSQL database.
+#[napi]
+pub struct PostgresPersistenceHandle {
+    inner: Arc<store::PostgresPersistence>,
+    checkpoints: Arc<dyn CheckpointStore>,
+}
+
+#[napi]
+impl PostgresPersistenceHandle {
+    /// The checkpoint store over this database.
+    #[napi]
+    pub fn checkpoints(&self) -> CheckpointStoreHandle {
+        CheckpointStoreHandle::new(self.checkpoints.clone())
+    }
+
+    /// Refuse new work, wait for work in flight, close the pool. Idempotent.
+    #[napi]
+    pub async fn close(&self) -> napi::Result<()> {
+        let inner = self.inner.clone();
+        guard_async(async move { inner.close().await }).await
+    }
+}
+
+fn opt_limit(f: &Fields<'_>, name: &str) -> crate::error::Result<Option<u64>> {
+    match f.get(name) {
+        None => Ok(None),
+        Some(v) => match crate::json::as_u64(v) {
+            Some(n) => Ok(Some(n)),
+            None if v.is_number() => Err(PrismError::range(format!(
+                "options.{name} must be a positive integer"
+            ))),
+            None => Err(store::invalid(format!(
+                "options.{name} must be a positive integer, got {}",
+                crate::json::type_name(v)
+            ))),
+        },
+    }
+}
+
+/// `options` is JSON text of `{ connectionString, maxConnections?, schema?, connectTimeoutMs? }`.
+#[napi]
+pub fn create_postgres_persistence(options: String) -> napi::Result<PostgresPersistenceHandle> {
+    guard(|| {
+        let v = crate::json::parse(&options, invalid_owned)?;
+        let f = Fields::new(&v, "options", invalid_owned)?;
+        const ALLOWED: [&str; 4] = [
+            "connectionString",
+            "maxConnections",
+            "schema",
+            "connectTimeoutMs",
+        ];
+        for k in f.object().keys() {
+            if !ALLOWED.contains(&k.as_str()) {
+                return Err(store::invalid(format!(
+                    "options has an unknown field {k:?} (allowed: {})",
+                    ALLOWED.join(", ")
+                )));
+            }
+        }
+        let options = store::PostgresOptions::new(
+            f.str("connectionString")?,
+            opt_limit(&f, "maxConnections")?,
+            f.opt_str("schema")?,
+            opt_limit(&f, "connectTimeoutMs")?,
+        )?;
+        // Building the pool needs the runtime context (its timers); no connection is made.
+        let persistence = napi::bindgen_prelude::within_runtime_if_available(|| {
+            store::PostgresPersistence::new(options)
+        })?;
+        let checkpoints = persistence.checkpoints();
+        Ok(PostgresPersistenceHandle {
+            inner: Arc::new(persistence),
+            checkpoints,
+        })
+    })
+}
