@@ -125,3 +125,30 @@ export interface MemoryCheckpointStoreOptions {
 
 /** A bounded in-memory checkpoint store, for tests and single-process hosts. */
 export declare function createMemoryCheckpointStore(options?: MemoryCheckpointStoreOptions): CheckpointStore
+
+/** Options of {@link createSqlitePersistence}. */
+export interface SqlitePersistenceOptions {
+  /** Path of the database file (created when missing), or `":memory:"`. */
+  filename: string
+  /** How long a write waits for another process's lock, in ms. Default 5000, `1..600000` (else `RangeError`). */
+  busyTimeoutMs?: number
+}
+
+/** A SQLite database holding checkpoints. */
+export interface SqlitePersistence {
+  /** The checkpoint store over this database (pass it to `createArtifactService`). */
+  readonly checkpoints: CheckpointStore
+  /**
+   * Refuse new work, wait for work in flight, close the database. Idempotent. Later
+   * calls on `checkpoints` reject with `ArtifactError('invalid_input')`.
+   */
+  close(): Promise<void>
+}
+
+/**
+ * SQLite persistence (bundled SQLite, WAL mode, `synchronous=FULL`): one table keyed by
+ * `(namespace, key)`, compare-and-swap in one statement, indexed listing. All database
+ * work runs off the JavaScript thread; several processes may share one file. The file is
+ * opened on first use, so a bad path surfaces as `ArtifactError('invalid_input')` then.
+ */
+export declare function createSqlitePersistence(options: SqlitePersistenceOptions): SqlitePersistence
