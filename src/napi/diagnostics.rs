@@ -10,6 +10,7 @@
 use super::guard;
 use crate::diagnostics::json::{self, delta_args};
 use crate::diagnostics::raw::{Num, RawDeltaInput, RawEntry, RawField, RawList};
+use crate::diagnostics::text::utf16_to_string;
 use crate::diagnostics::{
     delta_indices, identity_order, identity_runs, normalize_indexed, NormalizedDiagnostic,
 };
@@ -164,15 +165,14 @@ impl Js {
         })?;
         // SAFETY: Node initialised `written` code units (<= len < cap).
         unsafe { buf.set_len(written.min(len)) };
-        Ok(match String::from_utf16(&buf) {
-            Ok(s) => (s, true),
-            Err(_) => (String::from_utf16_lossy(&buf), false),
-        })
+        Ok(utf16_to_string(&buf))
     }
 
     /// A JS string from Rust text, created from UTF-16 (a copy, no decoding in V8).
     fn string_utf16(&self, s: &str) -> Result<sys::napi_value> {
-        let units: Vec<u16> = s.encode_utf16().collect();
+        // UTF-16 never needs more code units than UTF-8 has bytes.
+        let mut units: Vec<u16> = Vec::with_capacity(s.len());
+        units.extend(s.encode_utf16());
         let mut out = ptr::null_mut();
         // SAFETY: `units` holds `units.len()` initialised code units.
         self.ok(unsafe {
