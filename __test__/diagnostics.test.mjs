@@ -256,3 +256,24 @@ test('normalize → delta round trip, and the result never aliases internal stat
   r.unchanged[0].message = 'mutated'
   assert.equal(next[0].message, 'two')
 })
+
+test('the Node-API reader and the JSON-text reader agree entry for entry', async () => {
+  const { createRequire } = await import('node:module')
+  const native = createRequire(import.meta.url)('../js/native.js')
+  const raw = [
+    base(), { ...base(), file: `${ROOT}/x/../y.ts`, code: -3, source: '', severity: 4 }, { ...base(), message: 'é\u0000\u001b[1mbold\u001b[0m\r\n' },
+    { ...base(), line: 1.5 }, { ...base(), endLine: 3, endCharacter: 4 }, null, 'x', { ...base(), message: 'x'.repeat(5000) + '€' },
+    { ...base(), message: 'a\ud800b' }, { ...base(), file: 'file:///work/repo/z.ts' }, { ...base(), severity: 0 }, { ...base(), code: 2 ** 60 },
+  ]
+  for (const options of [opts(), opts({ maxMessageBytes: 5, maxDiagnosticsPerFile: 2 })]) {
+    const viaObjects = normalizeDiagnostics(raw, options)
+    const viaJson = JSON.parse(native.diagnosticsNormalizeJson(JSON.stringify(raw), JSON.stringify(options)))
+    assert.deepEqual(viaObjects, viaJson)
+  }
+  const next = normalizeDiagnostics(raw, opts({ generation: 2 }))
+  const previous = normalizeDiagnostics(raw.slice(3), opts({ generation: 1 }))
+  assert.deepEqual(
+    JSON.parse(native.diagnosticsDeltaIndices({ next, previous })),
+    JSON.parse(native.diagnosticsDeltaIndicesJson(JSON.stringify({ next, previous }))),
+  )
+})
