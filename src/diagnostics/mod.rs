@@ -8,7 +8,20 @@
 //! - [`delta`] diffs two views: `added` / `removed` / `unchanged`, duplicates deduped,
 //!   stale previous entries ignored, each list in one canonical order.
 //!
-//! [`json`] holds the JSON-text entry points the binding uses.
+//! [`json`] holds the JSON-text entry points (the binding reads JS arrays in place and
+//! builds the same [`raw::RawEntry`] values, so one validator serves every path).
+//!
+//! ```
+//! use prism_review::diagnostics::{delta, identity, normalize, NormalizeOptions};
+//! use serde_json::json;
+//!
+//! let raw = vec![json!({ "file": "file:///ws/src/a.ts", "line": 3, "character": 4,
+//!                        "severity": 1, "message": "bad", "source": "ts", "code": 2322 })];
+//! let next = normalize(&raw, &NormalizeOptions::new("/ws", 2)).unwrap();
+//! assert_eq!(identity(&next[0]), "src/a.ts:ts:3:4:2322");
+//! let d = delta(&next, None, None);
+//! assert_eq!((d.added.len(), d.generation), (1, 2));
+//! ```
 
 pub mod json;
 mod path;
