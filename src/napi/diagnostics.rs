@@ -3,7 +3,7 @@
 //! Unlike the package default (JSON text both ways, see `src/napi/mod.rs`), the bulk
 //! calls read the caller's arrays directly through Node-API and build the result objects
 //! directly: on the diagnostics benchmark JSON text in both directions measured 4-6x a
-//! JSON round trip at n >= 10 000 against a 3x target; this path 2.2-2.8x (numbers and
+//! JSON round trip at n >= 10 000 against a 3x target; this path 1.9-2.8x (numbers and
 //! command in the README). Every
 //! field is read exactly once and turned into the same [`RawEntry`] the JSON path builds,
 //! so one validator serves both. Small arguments (options) still cross as JSON text.
