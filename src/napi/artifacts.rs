@@ -3,7 +3,6 @@
 //! JavaScript can do (AbortSignal, host redactor objects, `onDecision`).
 
 // napi registers these for the addon; in `cargo test` builds nothing calls them.
-#![cfg_attr(test, allow(dead_code))]
 
 use super::store::CheckpointStoreHandle;
 use super::{guard, guard_async};

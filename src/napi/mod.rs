@@ -10,8 +10,6 @@
 //! - Errors cross as `ERROR_MARKER` + JSON `{ class, code, reason?, message }` in the
 //!   message; `js/errors.js` turns that into the right error class. One place.
 
-// `#[napi]` exports are called from JavaScript only, so test builds see them as unused.
-#![cfg_attr(test, allow(dead_code))]
 
 mod artifacts;
 mod diagnostics;

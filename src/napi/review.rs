@@ -1,7 +1,6 @@
 //! Bindings for `crate::review`: JSON text in, JSON text out, under `guard`.
 
 // In `cargo test` builds napi-derive registers nothing, so the bindings look unused there.
-#![cfg_attr(test, allow(dead_code))]
 
 use super::guard;
 use napi_derive::napi;

@@ -4,7 +4,6 @@
 //! Other bindings (the artifact service) take `&CheckpointStoreHandle` and clone `inner`.
 
 // Under `cargo test` nothing calls the exported functions (Node does).
-#![cfg_attr(test, allow(dead_code))]
 
 use super::{guard, guard_async};
 use crate::error::PrismError;
