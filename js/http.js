@@ -23,6 +23,9 @@ const JSON_HEADERS = {
   'cache-control': 'no-store',
   'x-content-type-options': 'nosniff',
 }
+// Responses built by the handler, with their JSON text: toNodeListener writes that text
+// directly instead of reading the Response body stream back (same bytes, less work).
+const RESPONSE_TEXT = new WeakMap()
 // The one body sent when even the redactor failed: constant, carries no data.
 const INTERNAL_BODY = '{"error":{"code":"internal","message":"internal error"}}'
 
@@ -391,9 +394,12 @@ async function jsonResponse(ctx, status, value) {
       text = text.split(ctx.secretText).join('[REDACTED]')
     }
   } catch {
-    return new Response(INTERNAL_BODY, { status: 500, headers: JSON_HEADERS })
+    text = INTERNAL_BODY
+    status = 500
   }
-  return new Response(text, { status, headers: JSON_HEADERS })
+  const response = new Response(text, { status, headers: JSON_HEADERS })
+  RESPONSE_TEXT.set(response, text)
+  return response
 }
 
 // ---------------------------------------------------------------------------------------
@@ -501,6 +507,11 @@ async function writeResponse(req, res, response) {
   if (cookies.length > 0) res.setHeader('set-cookie', cookies)
   // A body the handler did not read to the end is never read: close the connection.
   if (announcesBody(req) && !req.complete) res.setHeader('connection', 'close')
+  const text = RESPONSE_TEXT.get(response)
+  if (text !== undefined && !response.bodyUsed) {
+    res.end(req.method === 'HEAD' ? undefined : text)
+    return
+  }
   if (response.body === null || req.method === 'HEAD') {
     if (response.body !== null) response.body.cancel().catch(() => {})
     res.end()
