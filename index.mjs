@@ -20,6 +20,7 @@ export const { createCodingPatchReviewManifest, assertCodingPatchAccepted } = cj
 export const { normalizeDiagnostics, diagnosticDelta, diagnosticIdentity } = cjs
 
 // checkpoint stores
+export const { createMemoryCheckpointStore, createSqlitePersistence } = cjs
 
 // artifact review service
 
