@@ -139,7 +139,7 @@ async function handle(ctx, request) {
   if (withBody) checkContentLength(ctx, request)
   const auth = await authorizeRequest(ctx, { request, operation, threadId, artifactId, signal })
 
-  const input = {}
+  let input = {}
   if (withBody) {
     const text = await readBody(ctx, request, signal)
     const verdict = callNative(native.httpCheckBody, operation, text)
@@ -147,9 +147,11 @@ async function handle(ctx, request) {
       const e = JSON.parse(verdict).error
       throw new HttpFailure(e.status, e.code, e.message)
     }
-    if (text.trim() !== '') Object.assign(input, JSON.parse(text))
+    // Spread defines own properties (a "__proto__" key stays data, never a prototype);
+    // the service refuses such keys.
+    if (text.trim() !== '') input = { ...JSON.parse(text) }
   } else if (operation === 'list') {
-    Object.assign(input, listQuery(url.searchParams))
+    input = listQuery(url.searchParams)
   }
   input.ownership = auth.ownership
   if (auth.identity !== undefined) input.identity = auth.identity
