@@ -23,6 +23,17 @@ export const { normalizeDiagnostics, diagnosticDelta, diagnosticIdentity } = cjs
 export const { createMemoryCheckpointStore, createSqlitePersistence } = cjs
 
 // artifact review service
+export const {
+  createArtifactService,
+  createSecretRedactor,
+  resolveArtifactLimits,
+  signArtifactDeliveryLink,
+  verifyArtifactDeliveryLink,
+  artifactApprovalState,
+  checkCitationIntegrity,
+  citationBindingDigest,
+  approvalEvidenceIntact,
+} = cjs
 
 // HTTP adapter
 export const { createArtifactHandler, toNodeListener } = cjs

@@ -12,8 +12,9 @@ use crate::json::Fields;
 use crate::store::{
     self, CheckpointStore, HostCaller, HostCheckpointStore, HostOp, MemoryLimits, MemoryStore,
 };
-use napi::bindgen_prelude::Promise;
+use napi::bindgen_prelude::{Promise, PromiseRaw, ToNapiValue};
 use napi::threadsafe_function::ThreadsafeFunction;
+use napi::Env;
 use napi::Status;
 use napi_derive::napi;
 use std::sync::Arc;
@@ -36,52 +37,80 @@ fn to_json<T: serde::Serialize>(v: &T) -> crate::error::Result<String> {
         .map_err(|e| PrismError::internal(format!("cannot encode a result: {e}")))
 }
 
+/// Admit the operation now (on the JS thread, so `close()` waits for it), then run it on
+/// tokio under the panic guard.
+fn spawn_admitted<'env, T, F>(
+    env: &'env Env,
+    store: &Arc<dyn CheckpointStore>,
+    op: impl FnOnce(Arc<dyn CheckpointStore>) -> F,
+) -> napi::Result<PromiseRaw<'env, T>>
+where
+    T: ToNapiValue + Send + 'static,
+    F: std::future::Future<Output = crate::error::Result<T>> + Send + 'static,
+{
+    let ticket = store.admit().map_err(super::to_js_error)?;
+    let fut = op(store.clone());
+    env.spawn_future(guard_async(async move {
+        let out = fut.await;
+        drop(ticket);
+        out
+    }))
+}
+
 #[napi]
 impl CheckpointStoreHandle {
     /// `saveCheckpoint(input)`: JSON text of the input, JSON text of the checkpoint.
-    #[napi]
-    pub async fn save_checkpoint(&self, input: String) -> napi::Result<String> {
-        let inner = self.inner.clone();
-        guard_async(async move {
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn save_checkpoint<'env>(
+        &self,
+        env: &'env Env,
+        input: String,
+    ) -> napi::Result<PromiseRaw<'env, String>> {
+        spawn_admitted(env, &self.inner, |inner| async move {
             let req = store::parse_save(&input)?;
             to_json(&inner.save(req).await?)
         })
-        .await
     }
 
     /// `loadCheckpoint(input)`: JSON text of the checkpoint, or `"null"`.
-    #[napi]
-    pub async fn load_checkpoint(&self, input: String) -> napi::Result<String> {
-        let inner = self.inner.clone();
-        guard_async(async move {
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn load_checkpoint<'env>(
+        &self,
+        env: &'env Env,
+        input: String,
+    ) -> napi::Result<PromiseRaw<'env, String>> {
+        spawn_admitted(env, &self.inner, |inner| async move {
             let t = store::parse_load(&input)?;
             to_json(&inner.load(&t.namespace, &t.key, &t.ownership).await?)
         })
-        .await
     }
 
     /// `listCheckpoints(input)`: JSON text of `{ items, nextCursor? }`.
-    #[napi]
-    pub async fn list_checkpoints(&self, input: String) -> napi::Result<String> {
-        let inner = self.inner.clone();
-        guard_async(async move {
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn list_checkpoints<'env>(
+        &self,
+        env: &'env Env,
+        input: String,
+    ) -> napi::Result<PromiseRaw<'env, String>> {
+        spawn_admitted(env, &self.inner, |inner| async move {
             let q = store::parse_list(&input)?;
             to_json(&inner.list(q).await?)
         })
-        .await
     }
 
     /// `deleteCheckpoint(input)`: whether a checkpoint was deleted.
-    #[napi]
-    pub async fn delete_checkpoint(&self, input: String) -> napi::Result<bool> {
-        let inner = self.inner.clone();
-        guard_async(async move {
+    #[napi(ts_return_type = "Promise<boolean>")]
+    pub fn delete_checkpoint<'env>(
+        &self,
+        env: &'env Env,
+        input: String,
+    ) -> napi::Result<PromiseRaw<'env, bool>> {
+        spawn_admitted(env, &self.inner, |inner| async move {
             let t = store::parse_delete(&input)?;
             inner
                 .delete(&t.namespace, &t.key, &t.ownership, t.expected_version)
                 .await
         })
-        .await
     }
 }
 

@@ -68,6 +68,32 @@ struct Shared {
     conn: Mutex<Option<Connection>>,
     /// Read-held by every operation in flight; write-held by `close` (sets it `true`).
     gate: tokio::sync::RwLock<bool>,
+    /// `(closed, admitted operations in flight)`: see [`CheckpointStore::admit`].
+    admission: Mutex<(bool, usize)>,
+    drained: tokio::sync::Notify,
+}
+
+impl Shared {
+    fn admission(&self) -> std::sync::MutexGuard<'_, (bool, usize)> {
+        self.admission.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// An admitted operation; close waits until every ticket is dropped.
+struct Ticket(Arc<Shared>);
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        let mut a = self.0.admission();
+        a.1 = a.1.saturating_sub(1);
+        if a.1 == 0 {
+            self.0.drained.notify_waiters();
+        }
+    }
+}
+
+fn closed_error() -> PrismError {
+    invalid("the SQLite persistence is closed")
 }
 
 /// A SQLite database file holding checkpoints. Cheap to clone the store out of.
@@ -181,6 +207,8 @@ impl SqlitePersistence {
                 options,
                 conn: Mutex::new(None),
                 gate: tokio::sync::RwLock::new(false),
+                admission: Mutex::new((false, 0)),
+                drained: tokio::sync::Notify::new(),
             }),
         }
     }
@@ -194,6 +222,14 @@ impl SqlitePersistence {
 
     /// Refuse new work, wait for work in flight, close the connection. Idempotent.
     pub async fn close(&self) -> Result<()> {
+        self.shared.admission().0 = true;
+        loop {
+            let drained = self.shared.drained.notified();
+            if self.shared.admission().1 == 0 {
+                break;
+            }
+            drained.await;
+        }
         let mut closed = self.shared.gate.write().await;
         if *closed {
             return Ok(());
@@ -232,7 +268,7 @@ where
 {
     let gate = shared.gate.read().await;
     if *gate {
-        return Err(invalid("the SQLite persistence is closed"));
+        return Err(closed_error());
     }
     let inner = shared.clone();
     let joined = tokio::task::spawn_blocking(move || {
@@ -464,6 +500,16 @@ impl SqliteCheckpointStore {
 }
 
 impl CheckpointStore for SqliteCheckpointStore {
+    fn admit(&self) -> Result<super::Admission> {
+        let mut a = self.shared.admission();
+        if a.0 {
+            return Err(closed_error());
+        }
+        a.1 = a.1.saturating_add(1);
+        drop(a);
+        Ok(Some(Box::new(Ticket(self.shared.clone()))))
+    }
+
     fn save(&self, req: SaveCheckpoint) -> BoxFuture<'_, Result<Checkpoint>> {
         Box::pin(self.save_impl(req))
     }
@@ -628,6 +674,26 @@ mod tests {
             .unwrap();
         assert_eq!(page.items.len(), ok);
         again.close().await.unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn close_waits_for_admitted_operations() {
+        let (_dir, opts) = temp_db();
+        let p = Arc::new(SqlitePersistence::new(opts));
+        let store = p.checkpoints();
+        let ticket = store.admit().unwrap();
+        let closer = {
+            let p = p.clone();
+            tokio::spawn(async move { p.close().await })
+        };
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(!closer.is_finished(), "close waits for the admitted operation");
+        assert!(store.admit().is_err(), "no admission once close has begun");
+        // The admitted operation still runs to completion.
+        store.save(save("late", None)).await.unwrap();
+        drop(ticket);
+        closer.await.unwrap().unwrap();
+        assert!(store.load("n", "late", &owner()).await.is_err());
     }
 
     #[tokio::test]
