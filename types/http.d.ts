@@ -5,41 +5,8 @@
  * @packageDocumentation
  */
 
-/** The ownership an `authorize` callback grants (at least one non-empty field). */
-export interface ArtifactHandlerOwnership {
-  /** Tenant of the caller. */
-  readonly tenantId?: string
-  /** Account of the caller. */
-  readonly accountId?: string
-  /** User of the caller. */
-  readonly userId?: string
-}
-
-/**
- * A verified identity returned by `authorize`. The handler refuses (403) an identity that
- * is not `verified: true`, is expired or revoked, or whose tenant/account/user conflicts
- * with the ownership; the service checks it again.
- */
-export interface ArtifactHandlerIdentity {
-  /** Tenant the identity belongs to. */
-  readonly tenantId: string
-  /** Account, when the host scopes by account. */
-  readonly accountId?: string
-  /** User, when the identity acts for one. */
-  readonly userId?: string
-  /** Who acts: the reviewer ref is `"<kind>:<id>"`. */
-  readonly principal: { readonly kind: string; readonly id: string; readonly displayName?: string }
-  /** Scopes granted to the identity. */
-  readonly scopes: readonly string[]
-  /** When the identity was issued (ISO-8601). */
-  readonly issuedAt: string
-  /** When it stops being valid (ISO-8601). */
-  readonly expiresAt?: string
-  /** When it was revoked (ISO-8601); a past time refuses it. */
-  readonly revokedAt?: string
-  /** Must be `true`: the host verified it. */
-  readonly verified: true
-}
+import type { AgentIdentity, ArtifactDeliveryToken, SecretRedactor } from './artifacts'
+import type { OwnershipScope } from './store'
 
 /** The `operation` passed to `authorize`: the service method a route calls, or `download`. */
 export type ArtifactHttpOperation =
@@ -54,22 +21,6 @@ export type ArtifactHttpOperation =
   | 'deliveryLink'
   | 'download'
 
-/** The verified payload of a delivery link, as given to `authorize` on download. */
-export interface ArtifactHandlerDeliveryToken {
-  /** Artifact the link grants. */
-  readonly artifactId: string
-  /** Thread of the artifact. */
-  readonly threadId: string
-  /** Revision number the link grants. */
-  readonly version: number
-  /** Ownership the link was issued to; the download must be authorized for exactly it. */
-  readonly ownership: ArtifactHandlerOwnership
-  /** Issue time (ISO-8601). */
-  readonly issuedAt: string
-  /** Expiry time (ISO-8601). */
-  readonly expiresAt: string
-}
-
 /** What `authorize` receives. Ownership comes only from its answer, never from the body. */
 export interface ArtifactAuthorizeArgs {
   /** The incoming request (headers, URL). Do not read its body. */
@@ -81,28 +32,30 @@ export interface ArtifactAuthorizeArgs {
   /** Artifact id from the path (or from the verified link on download). */
   readonly artifactId?: string
   /** On download: the verified link payload (signature and expiry already checked). */
-  readonly deliveryToken?: ArtifactHandlerDeliveryToken
+  readonly deliveryToken?: ArtifactDeliveryToken
   /** Aborts when the client goes away. */
   readonly signal: AbortSignal
 }
 
 /**
  * What `authorize` answers: `false` (or `null`/`undefined`) refuses with 403; an ownership
- * alone, or `{ ownership, identity? }`, grants.
+ * alone, or `{ ownership, identity? }`, grants. The handler refuses (403) an identity that
+ * is not `verified: true`, is expired or revoked, or whose tenant/account/user conflicts
+ * with the ownership; the service checks it again.
  */
 export type ArtifactAuthorizeResult =
   | false
   | null
   | undefined
-  | ArtifactHandlerOwnership
-  | { readonly ownership: ArtifactHandlerOwnership; readonly identity?: ArtifactHandlerIdentity }
+  | OwnershipScope
+  | { readonly ownership: OwnershipScope; readonly identity?: AgentIdentity }
 
 /** The host's authorization callback. */
 export type ArtifactAuthorize = (args: ArtifactAuthorizeArgs) => ArtifactAuthorizeResult | PromiseLike<ArtifactAuthorizeResult>
 
 /**
- * The service methods the handler calls (an artifact service from `createArtifactService`,
- * or any object with the same methods). Each takes one input object carrying `ownership`,
+ * The service methods the handler calls: an `ArtifactService` from `createArtifactService`,
+ * or any object with the same methods (a host wrapper, a test double). Each takes one input object carrying `ownership`,
  * `identity?`, `threadId`, `artifactId?`, the body fields and `signal`, and rejects with an
  * `ArtifactError` whose `reason` picks the status.
  */
@@ -143,8 +96,8 @@ export interface ArtifactHandlerOptions {
   readonly linkSecret: string | Uint8Array
   /** Route prefix (default `/prism/artifacts`): absolute, no query or fragment, not `/`. */
   readonly basePath?: string
-  /** Applied to every JSON response body (results and errors). */
-  readonly redactor?: { redact(value: unknown): unknown }
+  /** Applied to every JSON response body (results and errors): `createSecretRedactor(…)` or any `{ redact(value) }`. */
+  readonly redactor?: SecretRedactor | { redact(value: unknown): unknown }
   /** Caps; see {@link ArtifactHandlerLimits}. */
   readonly limits?: ArtifactHandlerLimits
 }

@@ -1,6 +1,9 @@
 // Compiles under tsc --strict: the seed's HTTP adapter example and the node:http mount.
 import http from 'node:http'
 import {
+  createArtifactService,
+  createMemoryCheckpointStore,
+  createSecretRedactor,
   createArtifactHandler,
   toNodeListener,
   type ArtifactAuthorize,
@@ -10,7 +13,12 @@ import {
   type ArtifactHttpOperation,
 } from 'prism-review'
 
-declare const artifacts: ArtifactHandlerService
+const artifacts = createArtifactService(createMemoryCheckpointStore(), {
+  redactor: createSecretRedactor([/* host secrets */]),
+  linkSecret: process.env.PRISM_ARTIFACT_LINK_SECRET!,
+})
+// Any object with the service methods is accepted, e.g. a host wrapper.
+export const wrapped: ArtifactHandlerService = { ...artifacts, get: (input) => artifacts.get(input) }
 
 const hostAuthorize: ArtifactAuthorize = async ({ request, operation, threadId, deliveryToken, signal }: ArtifactAuthorizeArgs) => {
   if (signal.aborted) return false
@@ -35,11 +43,11 @@ const hostAuthorize: ArtifactAuthorize = async ({ request, operation, threadId, 
 export const handler = createArtifactHandler({ service: artifacts, authorize: hostAuthorize, linkSecret: process.env.PRISM_ARTIFACT_LINK_SECRET! })
 
 export const custom = createArtifactHandler({
-  service: artifacts,
+  service: wrapped,
   authorize: () => ({ tenantId: 't' }),
   linkSecret: new Uint8Array(32),
   basePath: '/api/artifacts',
-  redactor: { redact: (v: unknown) => v },
+  redactor: createSecretRedactor(['hunter2']),
   limits: { maxRequestBytes: 128 * 1024 },
 })
 
