@@ -553,6 +553,31 @@ describe('slow and aborted clients leave no work running', () => {
   })
 })
 
+describe('a slow client is cut off', () => {
+  test('a client that stalls mid-body hits the server requestTimeout: the signal aborts, the service never runs', async () => {
+    const calls = []
+    let authSignal
+    const service = createRealService({ linkSecret, calls })
+    const srv = await serve(createArtifactHandler({ service, authorize: ({ signal }) => ((authSignal = signal), OWNER), linkSecret }), { requestTimeout: 300 })
+    try {
+      const sock = net.connect(srv.port, '127.0.0.1')
+      await new Promise((r) => sock.once('connect', r))
+      let reply = ''
+      sock.on('data', (d) => (reply += d))
+      const closed = new Promise((r) => sock.once('close', r))
+      sock.write('POST /prism/artifacts/t/a/approve HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"ver')
+      // Never send the rest: the server, not the client, has to end this.
+      await closed
+      assert.ok(authSignal, 'authorize ran')
+      assert.equal(authSignal.aborted, true)
+      assert.ok(reply === '' || /^HTTP\/1\.1 408/.test(reply), reply)
+      assert.equal(calls.length, 0)
+    } finally {
+      await srv.close()
+    }
+  })
+})
+
 describe('toNodeListener with any fetch handler', () => {
   test('status, headers (set-cookie), streamed body, HEAD, custom base path', async () => {
     const handler = async (req) => {
