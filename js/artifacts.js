@@ -117,7 +117,8 @@ function secretToBase64(secret, what) {
 
 function limitsJson(limits) {
   if (limits === undefined) return 'null'
-  if (isPlainObject(limits)) {
+  if (!isPlainObject(limits)) throw typeError('limits must be an object')
+  {
     for (const [k, v] of Object.entries(limits)) {
       if (typeof v === 'number' && !Number.isFinite(v)) {
         const e = new RangeError(`limits.${k} must be an integer in 1..hard, got ${v}`)

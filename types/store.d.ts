@@ -100,15 +100,16 @@ export interface DeleteCheckpointInput {
  * so may a host's own object: the artifact service accepts any object with these four
  * methods. A host store signals a compare-and-swap conflict or an ownership mismatch by
  * rejecting with an error whose `code` is `"ERR_PRISM_CHECKPOINT_CONFLICT"`
- * (for example a `CheckpointConflictError`).
+ * (for example a `CheckpointConflictError`). Values are `unknown`: narrow them where
+ * you read them.
  */
 export interface CheckpointStore {
   /** Create, replace or upsert one checkpoint; resolves to the stored checkpoint. */
-  saveCheckpoint<T = unknown>(input: SaveCheckpointInput<T>): Promise<Checkpoint<T>>
+  saveCheckpoint(input: SaveCheckpointInput): Promise<Checkpoint>
   /** The checkpoint, or `undefined` when absent or owned by someone else. */
-  loadCheckpoint<T = unknown>(input: LoadCheckpointInput): Promise<Checkpoint<T> | undefined>
+  loadCheckpoint(input: LoadCheckpointInput): Promise<Checkpoint | undefined>
   /** One page of checkpoints of a namespace, in key order. */
-  listCheckpoints<T = unknown>(input: ListCheckpointsInput): Promise<PersistencePage<Checkpoint<T>>>
+  listCheckpoints(input: ListCheckpointsInput): Promise<PersistencePage<Checkpoint>>
   /** Delete one checkpoint; `false` when there was none. */
   deleteCheckpoint(input: DeleteCheckpointInput): Promise<boolean>
 }

@@ -123,6 +123,7 @@ pub trait CheckpointStore: Send + Sync {
 }
 
 pub mod host;
+mod lifecycle;
 pub mod memory;
 pub mod sqlite;
 

@@ -17,6 +17,7 @@ use super::{
     validate_target, BoxFuture, Checkpoint, CheckpointStore, ListCheckpoints, Ownership, Page,
     SaveCheckpoint, MAX_SAFE_INTEGER, PAGE_SIZE_DEFAULT, PAGE_SIZE_HARD, VALUE_BYTES_HARD,
 };
+use super::lifecycle::Lifecycle;
 use crate::error::{ArtifactReason, PrismError, Result};
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, Row};
 use std::sync::{Arc, Mutex};
@@ -66,34 +67,7 @@ struct Shared {
     options: SqliteOptions,
     /// `None` before the first operation opens it, and after close.
     conn: Mutex<Option<Connection>>,
-    /// Read-held by every operation in flight; write-held by `close` (sets it `true`).
-    gate: tokio::sync::RwLock<bool>,
-    /// `(closed, admitted operations in flight)`: see [`CheckpointStore::admit`].
-    admission: Mutex<(bool, usize)>,
-    drained: tokio::sync::Notify,
-}
-
-impl Shared {
-    fn admission(&self) -> std::sync::MutexGuard<'_, (bool, usize)> {
-        self.admission.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
-
-/// An admitted operation; close waits until every ticket is dropped.
-struct Ticket(Arc<Shared>);
-
-impl Drop for Ticket {
-    fn drop(&mut self) {
-        let mut a = self.0.admission();
-        a.1 = a.1.saturating_sub(1);
-        if a.1 == 0 {
-            self.0.drained.notify_waiters();
-        }
-    }
-}
-
-fn closed_error() -> PrismError {
-    invalid("the SQLite persistence is closed")
+    life: Arc<Lifecycle>,
 }
 
 /// A SQLite database file holding checkpoints. Cheap to clone the store out of.
@@ -206,9 +180,7 @@ impl SqlitePersistence {
             shared: Arc::new(Shared {
                 options,
                 conn: Mutex::new(None),
-                gate: tokio::sync::RwLock::new(false),
-                admission: Mutex::new((false, 0)),
-                drained: tokio::sync::Notify::new(),
+                life: Lifecycle::new("SQLite"),
             }),
         }
     }
@@ -222,19 +194,9 @@ impl SqlitePersistence {
 
     /// Refuse new work, wait for work in flight, close the connection. Idempotent.
     pub async fn close(&self) -> Result<()> {
-        self.shared.admission().0 = true;
-        loop {
-            let drained = self.shared.drained.notified();
-            if self.shared.admission().1 == 0 {
-                break;
-            }
-            drained.await;
-        }
-        let mut closed = self.shared.gate.write().await;
-        if *closed {
+        if !self.shared.life.close().await {
             return Ok(());
         }
-        *closed = true;
         let shared = self.shared.clone();
         let conn = tokio::task::spawn_blocking(move || {
             let taken = shared.conn.lock().unwrap_or_else(|p| p.into_inner()).take();
@@ -266,10 +228,7 @@ where
     T: Send + 'static,
     F: FnOnce(&mut Connection) -> Result<T> + Send + 'static,
 {
-    let gate = shared.gate.read().await;
-    if *gate {
-        return Err(closed_error());
-    }
+    let gate = shared.life.enter().await?;
     let inner = shared.clone();
     let joined = tokio::task::spawn_blocking(move || {
         let mut slot = inner.conn.lock().unwrap_or_else(|p| p.into_inner());
@@ -501,13 +460,7 @@ impl SqliteCheckpointStore {
 
 impl CheckpointStore for SqliteCheckpointStore {
     fn admit(&self) -> Result<super::Admission> {
-        let mut a = self.shared.admission();
-        if a.0 {
-            return Err(closed_error());
-        }
-        a.1 = a.1.saturating_add(1);
-        drop(a);
-        Ok(Some(Box::new(Ticket(self.shared.clone()))))
+        self.shared.life.admit()
     }
 
     fn save(&self, req: SaveCheckpoint) -> BoxFuture<'_, Result<Checkpoint>> {
@@ -687,7 +640,10 @@ mod tests {
             tokio::spawn(async move { p.close().await })
         };
         tokio::time::sleep(Duration::from_millis(50)).await;
-        assert!(!closer.is_finished(), "close waits for the admitted operation");
+        assert!(
+            !closer.is_finished(),
+            "close waits for the admitted operation"
+        );
         assert!(store.admit().is_err(), "no admission once close has begun");
         // The admitted operation still runs to completion.
         store.save(save("late", None)).await.unwrap();
