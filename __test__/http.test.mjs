@@ -52,6 +52,8 @@ describe('createArtifactHandler options', () => {
     assert.throws(() => createArtifactHandler({ ...base, redactor: {} }), /redactor/)
     assert.throws(() => createArtifactHandler({ ...base, limits: 5 }), /limits/)
     assert.throws(() => createArtifactHandler({ ...base, basePath: 5 }), TypeError)
+    assert.throws(() => createArtifactHandler({ ...base, ownership: { tenantId: 't' } }), /options\.ownership is not a known option/)
+    assert.throws(() => createArtifactHandler({ ...base, limits: { recordBytes: 10 } }), /limits\.recordBytes/)
   })
   test('validates basePath: absolute, no query or fragment, not "/"', () => {
     for (const bad of ['', '/', 'prism', 'https://x/prism', '/prism?x=1', '/prism#x', '//prism', '/a/../b', '/a b']) {
