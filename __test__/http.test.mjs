@@ -613,6 +613,26 @@ describe('toNodeListener with any fetch handler', () => {
     }
   })
 
+  test('origin-form and absolute-form targets reach the handler; asterisk-form is a 400', async () => {
+    const seen = []
+    const srv = await serve(async (req) => (seen.push(new URL(req.url).pathname + new URL(req.url).search), Response.json({ ok: true })))
+    try {
+      const raw = (target) =>
+        new Promise((resolve) => {
+          const sock = net.connect(srv.port, '127.0.0.1', () => sock.end(`OPTIONS ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`))
+          let buf = ''
+          sock.on('data', (d) => (buf += d))
+          sock.on('close', () => resolve(buf))
+        })
+      assert.match(await raw('/a/b?c=1'), /^HTTP\/1\.1 200/)
+      assert.match(await raw('http://elsewhere.example/x/y?z=2'), /^HTTP\/1\.1 200/)
+      assert.match(await raw('*'), /^HTTP\/1\.1 400/)
+      assert.deepEqual(seen, ['/a/b?c=1', '/x/y?z=2'])
+    } finally {
+      await srv.close()
+    }
+  })
+
   test('a handler that throws or returns a non-Response is a 500, and the server keeps serving', async () => {
     let n = 0
     const srv = await serve(async () => {

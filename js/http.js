@@ -480,7 +480,14 @@ function nodeBody(req, abortSignal) {
 }
 
 function toRequest(req, signal) {
-  if (typeof req.url !== 'string' || !req.url.startsWith('/')) return null
+  if (typeof req.url !== 'string') return null
+  let target = req.url
+  if (/^https?:\/\//i.test(target)) {
+    // Absolute-form (as sent to proxies): keep only the path and query.
+    const u = new URL(target)
+    target = u.pathname + u.search
+  }
+  if (!target.startsWith('/')) return null
   const hostHeader = req.headers.host
   const host = typeof hostHeader === 'string' && HOST_RE.test(hostHeader) ? hostHeader : 'localhost'
   const proto = req.socket && req.socket.encrypted ? 'https' : 'http'
@@ -492,7 +499,7 @@ function toRequest(req, signal) {
     init.body = nodeBody(req, signal)
     init.duplex = 'half'
   }
-  return new Request(`${proto}://${host}${req.url}`, init)
+  return new Request(`${proto}://${host}${target}`, init)
 }
 
 function waitDrain(res) {
