@@ -39,6 +39,13 @@ async function serverMain() {
       res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) })
       res.end(body)
     })
+  } else if (workerData.mode === 'constant') {
+    // The adapter alone: every service method answers a fixed record at once.
+    const record = { id: 'a0', threadId: 'bench', state: 'pending', revisions: [{ version: 1 }] }
+    const service = {}
+    for (const m of ['attach', 'list', 'get', 'revise', 'compare', 'approve', 'reject', 'lastValidated', 'deliveryLink']) service[m] = async () => record
+    kind = 'constant'
+    server = http.createServer(prism.toNodeListener(prism.createArtifactHandler({ service, authorize: () => ({ ownership: OWNER, identity: IDENTITY }), linkSecret })))
   } else {
     const made = await makeService(prism)
     kind = made.kind
@@ -115,8 +122,10 @@ export default async function main() {
   // machine load hits the floor and the handler alike.
   const floorSrv = await startServer('floor')
   const srv = await startServer('handler')
+  const constSrv = await startServer('constant')
   const workloads = [
     ['floor: bare node:http, fixed JSON', floorSrv.port, () => ({ method: 'GET', path: '/prism/artifacts/bench/a0' })],
+    ['GET, adapter alone (service answers a constant)', constSrv.port, (c) => ({ method: 'GET', path: `/prism/artifacts/bench/a${c % ARTIFACTS}` })],
     ['GET {base}/:thread/:artifact', srv.port, (c) => ({ method: 'GET', path: `/prism/artifacts/bench/a${c % ARTIFACTS}` })],
     [
       'POST {base}/:thread/:artifact/approve',
@@ -137,6 +146,7 @@ export default async function main() {
   }
   await floorSrv.stop()
   await srv.stop()
+  await constSrv.stop()
   const floorRps = totals[0].count / totals[0].seconds
   console.log(`service: ${srv.kind}; ${CONNECTIONS} keep-alive connections on 127.0.0.1; ${ROUNDS} alternating rounds of ${SECONDS}s per workload; servers in worker threads`)
   console.log('workload | req/s | p50 ms | p99 ms | req/s vs floor | statuses')
