@@ -36,6 +36,7 @@ export const {
 } = cjs
 
 // HTTP adapter
+export const { createArtifactHandler, toNodeListener } = cjs
 
 // language intelligence
 

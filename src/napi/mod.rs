@@ -13,6 +13,7 @@
 
 mod artifacts;
 mod diagnostics;
+mod http;
 mod lsp;
 mod review;
 mod store;
