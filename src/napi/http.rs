@@ -2,7 +2,6 @@
 //! `js/http.js`. Results cross as JSON text.
 
 // Under `cargo test` the napi registration is not generated, so the exports look unused.
-#![cfg_attr(test, allow(dead_code))]
 
 use super::guard;
 use crate::error::PrismError;
