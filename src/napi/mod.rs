@@ -10,7 +10,6 @@
 //! - Errors cross as `ERROR_MARKER` + JSON `{ class, code, reason?, message }` in the
 //!   message; `js/errors.js` turns that into the right error class. One place.
 
-
 mod artifacts;
 mod diagnostics;
 mod http;
