@@ -1,0 +1,503 @@
+//! One running language server: process, transport, `initialize` handshake with real
+//! client capabilities, the server-request dispatcher (one match, default MethodNotFound),
+//! push-diagnostic bookkeeping and pull diagnostics.
+
+use super::documents::{Encoding, Workspace};
+use super::process::{self, Launch, ServerProcess};
+use super::transport::{Incoming, ServerMessage, Transport};
+use crate::error::{LspCode, PrismError, Result};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::{Duration, Instant};
+use tokio::io::AsyncReadExt;
+use tokio::sync::watch;
+
+/// JSON-RPC MethodNotFound.
+pub const METHOD_NOT_FOUND: i64 = -32601;
+const STDERR_TAIL: usize = 4096;
+
+pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The latest `publishDiagnostics` for one document.
+#[derive(Debug, Default, Clone)]
+pub struct PushEntry {
+    /// Newest set that named its version: (version, diagnostics).
+    pub versioned: Option<(i64, Arc<Vec<Value>>)>,
+    /// Newest set without a version: (arrival sequence, arrival time, diagnostics).
+    pub unversioned: Option<(u64, Instant, Arc<Vec<Value>>)>,
+}
+
+/// Last pull result for one document.
+#[derive(Debug, Clone)]
+pub struct PullEntry {
+    pub result_id: Option<String>,
+    pub items: Arc<Vec<Value>>,
+    pub version: i64,
+}
+
+/// A document open in this session.
+#[derive(Debug, Clone)]
+pub struct OpenDoc {
+    pub version: i64,
+    pub text: Arc<String>,
+    /// Push sequence number when this version was sent: unversioned publishes after it
+    /// belong to this version.
+    pub push_mark: u64,
+}
+
+/// State shared by the session and its dispatcher task.
+#[derive(Default)]
+pub struct SessionState {
+    pub registrations: Mutex<HashMap<String, (String, Value)>>,
+    pub push: Mutex<HashMap<String, PushEntry>>,
+    pub pulled: Mutex<HashMap<String, PullEntry>>,
+    pub open: Mutex<HashMap<String, OpenDoc>>,
+    pub push_seq: AtomicU64,
+    /// Bumped on every publish, registration change and re-pull.
+    pub changed: Option<watch::Sender<u64>>,
+    pub refreshes: AtomicU64,
+}
+
+impl SessionState {
+    fn bump(&self) {
+        if let Some(tx) = &self.changed {
+            tx.send_modify(|v| *v = v.wrapping_add(1));
+        }
+    }
+}
+
+/// A started, initialized server.
+pub struct Session {
+    pub name: String,
+    pub transport: Arc<Transport>,
+    pub capabilities: Value,
+    pub encoding: Encoding,
+    pub state: Arc<SessionState>,
+    pub process: Arc<ServerProcess>,
+    pub stderr_tail: Arc<Mutex<Vec<u8>>>,
+    pub timeout: Duration,
+    changed_rx: watch::Receiver<u64>,
+}
+
+pub struct SessionConfig<'a> {
+    pub name: &'a str,
+    pub launch: Launch,
+    pub workspace: &'a Workspace,
+    pub max_message: usize,
+    pub max_pending: usize,
+    pub timeout: Duration,
+}
+
+/// Real client capabilities (LSP 3.17).
+pub fn client_capabilities() -> Value {
+    json!({
+        "general": { "positionEncodings": ["utf-8", "utf-16"] },
+        "workspace": {
+            "configuration": true,
+            "workspaceFolders": true,
+            "applyEdit": false,
+            "symbol": { "dynamicRegistration": true },
+            "diagnostics": { "refreshSupport": true },
+            "didChangeConfiguration": { "dynamicRegistration": true },
+            "didChangeWatchedFiles": { "dynamicRegistration": false }
+        },
+        "textDocument": {
+            "synchronization": { "dynamicRegistration": true, "didSave": false, "willSave": false, "willSaveWaitUntil": false },
+            "publishDiagnostics": {
+                "versionSupport": true,
+                "relatedInformation": false,
+                "codeDescriptionSupport": true,
+                "dataSupport": false,
+                "tagSupport": { "valueSet": [1, 2] }
+            },
+            "diagnostic": { "dynamicRegistration": true, "relatedDocumentSupport": false },
+            "hover": { "dynamicRegistration": true, "contentFormat": ["markdown", "plaintext"] },
+            "definition": { "dynamicRegistration": true, "linkSupport": true },
+            "references": { "dynamicRegistration": true },
+            "rename": { "dynamicRegistration": true, "prepareSupport": false },
+            "documentSymbol": { "hierarchicalDocumentSymbolSupport": true }
+        },
+        "window": { "workDoneProgress": true, "showMessage": { "messageActionItem": { "additionalPropertiesSupport": false } } }
+    })
+}
+
+impl Session {
+    /// Spawn the server and complete the `initialize` / `initialized` handshake.
+    pub async fn start(cfg: SessionConfig<'_>) -> Result<Arc<Session>> {
+        let spawned = process::spawn(cfg.launch).await?;
+        let process = spawned.process;
+        let stderr_tail = Arc::new(Mutex::new(Vec::new()));
+        if let Some(mut stderr) = spawned.stderr {
+            let tail = stderr_tail.clone();
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 4096];
+                while let Ok(n) = stderr.read(&mut buf).await {
+                    if n == 0 {
+                        break;
+                    }
+                    let mut t = lock(&tail);
+                    t.extend_from_slice(buf.get(..n).unwrap_or(&[]));
+                    let excess = t.len().saturating_sub(STDERR_TAIL);
+                    if excess > 0 {
+                        t.drain(..excess);
+                    }
+                }
+            });
+        }
+        let (transport, incoming) =
+            Transport::start(spawned.stdout, spawned.stdin, cfg.max_message, cfg.max_pending);
+        // When the connection closes for any reason, the group goes with it.
+        {
+            let mut closed = transport.subscribe_closed();
+            let weak: Weak<ServerProcess> = Arc::downgrade(&process);
+            tokio::spawn(async move {
+                let _ = closed.wait_for(|c| *c).await;
+                if let Some(p) = weak.upgrade() {
+                    p.terminate(Duration::from_millis(0)).await;
+                }
+            });
+        }
+        let (changed_tx, changed_rx) = watch::channel(0u64);
+        let state = Arc::new(SessionState {
+            changed: Some(changed_tx),
+            ..Default::default()
+        });
+        tokio::spawn(dispatch(
+            incoming,
+            transport.clone(),
+            state.clone(),
+            cfg.workspace.clone(),
+            cfg.timeout,
+        ));
+        let params = json!({
+            "processId": std::process::id(),
+            "clientInfo": { "name": "prism-review", "version": env!("CARGO_PKG_VERSION") },
+            "rootUri": cfg.workspace.root_uri,
+            "rootPath": cfg.workspace.root.to_string_lossy(),
+            "workspaceFolders": [workspace_folder(cfg.workspace)],
+            "capabilities": client_capabilities(),
+            "initializationOptions": {},
+            "trace": "off",
+            "locale": "en"
+        });
+        let init = transport.request("initialize", params, cfg.timeout).await;
+        let result = match init {
+            Ok(r) => r,
+            Err(e) => {
+                let tail = String::from_utf8_lossy(&lock(&stderr_tail)).to_string();
+                process.terminate(Duration::from_millis(200)).await;
+                let mut msg = format!("language server {:?} failed to initialize: {}", cfg.name, e.message);
+                if !tail.trim().is_empty() {
+                    msg.push_str(&format!(" (stderr: {})", tail.trim()));
+                }
+                let code = match e.kind {
+                    crate::error::ErrorKind::Lsp(c) => c,
+                    _ => LspCode::Server,
+                };
+                return Err(PrismError::lsp(code, msg));
+            }
+        };
+        let capabilities = result.get("capabilities").cloned().unwrap_or(json!({}));
+        let encoding = Encoding::from_server(
+            capabilities.get("positionEncoding").and_then(Value::as_str),
+        );
+        transport.notify("initialized", json!({}))?;
+        Ok(Arc::new(Session {
+            name: cfg.name.to_string(),
+            transport,
+            capabilities,
+            encoding,
+            state,
+            process,
+            stderr_tail,
+            timeout: cfg.timeout,
+            changed_rx,
+        }))
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.transport.closed().is_some()
+    }
+
+    /// A watch that changes on every publish / registration / re-pull.
+    pub fn changes(&self) -> watch::Receiver<u64> {
+        self.changed_rx.clone()
+    }
+
+    /// Whether the server offers `method`, statically (`capability`) or by registration.
+    pub fn supports(&self, capability: &str, method: &str) -> bool {
+        let stat = match self.capabilities.get(capability) {
+            None | Some(Value::Null) | Some(Value::Bool(false)) => false,
+            Some(_) => true,
+        };
+        stat || lock(&self.state.registrations)
+            .values()
+            .any(|(m, _)| m == method)
+    }
+
+    pub fn pull_supported(&self) -> bool {
+        self.supports("diagnosticProvider", "textDocument/diagnostic")
+    }
+
+    pub async fn request(&self, method: &str, params: Value) -> Result<Value> {
+        self.transport.request(method, params, self.timeout).await
+    }
+
+    /// `shutdown`, `exit`, close stdin, then SIGTERM / SIGKILL on the group.
+    pub async fn shutdown(&self, grace: Duration) {
+        if !self.is_closed() {
+            let t = grace.min(self.timeout);
+            let _ = self.transport.request("shutdown", Value::Null, t).await;
+            let _ = self.transport.notify("exit", Value::Null);
+            self.transport.close_input();
+            self.process.wait_exit(grace.min(Duration::from_millis(500))).await;
+        }
+        self.process.terminate(grace).await;
+    }
+
+    /// Pull diagnostics for `uri` (version `version`), honouring `previousResultId` and
+    /// `unchanged`.
+    pub async fn pull(&self, uri: &str, version: i64) -> Result<Arc<Vec<Value>>> {
+        pull(&self.transport, &self.state, &self.capabilities, uri, version, self.timeout).await
+    }
+
+    pub fn stderr_tail(&self) -> String {
+        String::from_utf8_lossy(&lock(&self.stderr_tail)).trim().to_string()
+    }
+}
+
+fn workspace_folder(ws: &Workspace) -> Value {
+    let name = ws
+        .root
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_else(|| "workspace".into());
+    json!({ "uri": ws.root_uri, "name": name })
+}
+
+fn diagnostic_identifier(caps: &Value, state: &SessionState) -> Option<Value> {
+    if let Some(id) = caps
+        .get("diagnosticProvider")
+        .and_then(|d| d.get("identifier"))
+        .filter(|v| v.is_string())
+    {
+        return Some(id.clone());
+    }
+    lock(&state.registrations)
+        .values()
+        .find(|(m, _)| m == "textDocument/diagnostic")
+        .and_then(|(_, opts)| opts.get("identifier").filter(|v| v.is_string()).cloned())
+}
+
+async fn pull(
+    transport: &Arc<Transport>,
+    state: &Arc<SessionState>,
+    caps: &Value,
+    uri: &str,
+    version: i64,
+    timeout: Duration,
+) -> Result<Arc<Vec<Value>>> {
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        let previous = lock(&state.pulled).get(uri).cloned();
+        let mut params = json!({ "textDocument": { "uri": uri } });
+        if let Some(id) = previous.as_ref().and_then(|p| p.result_id.clone()) {
+            params["previousResultId"] = Value::String(id);
+        }
+        if let Some(ident) = diagnostic_identifier(caps, state) {
+            params["identifier"] = ident;
+        }
+        let result = match transport
+            .request("textDocument/diagnostic", params, timeout)
+            .await
+        {
+            Ok(r) => r,
+            // ServerCancelled: the server asks to be asked again.
+            Err(e) if e.message.contains("error -32802") && attempts < 3 => continue,
+            Err(e) => return Err(e),
+        };
+        let result_id = result
+            .get("resultId")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let items = match result.get("kind").and_then(Value::as_str) {
+            Some("unchanged") => match previous {
+                Some(p) => p.items,
+                None if attempts < 3 => {
+                    lock(&state.pulled).remove(uri);
+                    continue;
+                }
+                None => {
+                    return Err(PrismError::lsp(
+                        LspCode::Server,
+                        "server answered `unchanged` without a previous result",
+                    ))
+                }
+            },
+            _ => Arc::new(
+                result
+                    .get("items")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default(),
+            ),
+        };
+        lock(&state.pulled).insert(
+            uri.to_string(),
+            PullEntry {
+                result_id,
+                items: items.clone(),
+                version,
+            },
+        );
+        state.bump();
+        return Ok(items);
+    }
+}
+
+/// Answer every server request; record notifications.
+async fn dispatch(
+    mut incoming: Incoming,
+    transport: Arc<Transport>,
+    state: Arc<SessionState>,
+    workspace: Workspace,
+    timeout: Duration,
+) {
+    while let Some(msg) = incoming.recv().await {
+        match msg {
+            ServerMessage::Request { id, method, params } => {
+                let answer = answer_request(&method, &params, &state, &workspace);
+                let _ = transport.respond(id, answer);
+                if method == "workspace/diagnostic/refresh" {
+                    // Acknowledged above; now re-pull every open document.
+                    state.refreshes.fetch_add(1, Ordering::SeqCst);
+                    let t = transport.clone();
+                    let st = state.clone();
+                    tokio::spawn(async move {
+                        let docs: Vec<(String, i64)> = lock(&st.open)
+                            .iter()
+                            .map(|(u, d)| (u.clone(), d.version))
+                            .collect();
+                        // The capabilities are not needed for the identifier when the
+                        // server registered it dynamically; static ones are re-read by
+                        // the next regular pull.
+                        for (uri, version) in docs {
+                            let _ = pull(&t, &st, &Value::Null, &uri, version, timeout).await;
+                        }
+                    });
+                }
+            }
+            ServerMessage::Notification { method, params } => {
+                if method == "textDocument/publishDiagnostics" {
+                    record_publish(&state, &params);
+                }
+            }
+        }
+    }
+}
+
+fn record_publish(state: &SessionState, params: &Value) {
+    let Some(uri) = params.get("uri").and_then(Value::as_str) else {
+        return;
+    };
+    let diagnostics = Arc::new(
+        params
+            .get("diagnostics")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default(),
+    );
+    let seq = state.push_seq.fetch_add(1, Ordering::SeqCst).wrapping_add(1);
+    {
+        let mut push = lock(&state.push);
+        let entry = push.entry(uri.to_string()).or_default();
+        match params.get("version").and_then(Value::as_i64) {
+            Some(v) => {
+                if entry.versioned.as_ref().is_none_or(|(old, _)| v >= *old) {
+                    entry.versioned = Some((v, diagnostics));
+                }
+            }
+            None => entry.unversioned = Some((seq, Instant::now(), diagnostics)),
+        }
+    }
+    state.bump();
+}
+
+/// The one match over server requests. Unknown methods get MethodNotFound.
+fn answer_request(
+    method: &str,
+    params: &Value,
+    state: &SessionState,
+    workspace: &Workspace,
+) -> std::result::Result<Value, (i64, String)> {
+    match method {
+        "workspace/configuration" => {
+            let n = params
+                .get("items")
+                .and_then(Value::as_array)
+                .map_or(0, Vec::len)
+                .min(10_000);
+            Ok(Value::Array(vec![Value::Null; n]))
+        }
+        "window/workDoneProgress/create" => Ok(Value::Null),
+        "client/registerCapability" => {
+            if let Some(regs) = params.get("registrations").and_then(Value::as_array) {
+                let mut map = lock(&state.registrations);
+                for r in regs.iter().take(1000) {
+                    if let (Some(id), Some(m)) = (
+                        r.get("id").and_then(Value::as_str),
+                        r.get("method").and_then(Value::as_str),
+                    ) {
+                        if map.len() < 10_000 {
+                            map.insert(
+                                id.to_string(),
+                                (
+                                    m.to_string(),
+                                    r.get("registerOptions").cloned().unwrap_or(Value::Null),
+                                ),
+                            );
+                        }
+                    }
+                }
+            }
+            state.bump();
+            Ok(Value::Null)
+        }
+        "client/unregisterCapability" => {
+            // The protocol spells the field `unregisterations`.
+            let list = params
+                .get("unregisterations")
+                .or_else(|| params.get("unregistrations"))
+                .and_then(Value::as_array);
+            if let Some(list) = list {
+                let mut map = lock(&state.registrations);
+                for r in list {
+                    if let Some(id) = r.get("id").and_then(Value::as_str) {
+                        map.remove(id);
+                    }
+                }
+            }
+            state.bump();
+            Ok(Value::Null)
+        }
+        "workspace/workspaceFolders" => Ok(json!([workspace_folder(workspace)])),
+        "workspace/diagnostic/refresh"
+        | "workspace/semanticTokens/refresh"
+        | "workspace/inlayHint/refresh"
+        | "workspace/inlineValue/refresh"
+        | "workspace/codeLens/refresh"
+        | "workspace/foldingRange/refresh" => Ok(Value::Null),
+        "window/showMessageRequest" => Ok(Value::Null),
+        "window/showDocument" => Ok(json!({ "success": false })),
+        "workspace/applyEdit" => Ok(json!({
+            "applied": false,
+            "failureReason": "prism-review applies edits only through rename()"
+        })),
+        _ => Err((METHOD_NOT_FOUND, format!("method not found: {method}"))),
+    }
+}
