@@ -60,6 +60,8 @@ pub struct SessionState {
     /// Bumped on every publish, registration change and re-pull.
     pub changed: Option<watch::Sender<u64>>,
     pub refreshes: AtomicU64,
+    /// The server's capabilities, once initialized.
+    pub caps: std::sync::OnceLock<Value>,
 }
 
 impl SessionState {
@@ -205,6 +207,7 @@ impl Session {
         let encoding = Encoding::from_server(
             capabilities.get("positionEncoding").and_then(Value::as_str),
         );
+        let _ = state.caps.set(capabilities.clone());
         transport.notify("initialized", json!({}))?;
         Ok(Arc::new(Session {
             name: cfg.name.to_string(),
@@ -262,7 +265,7 @@ impl Session {
     /// Pull diagnostics for `uri` (version `version`), honouring `previousResultId` and
     /// `unchanged`.
     pub async fn pull(&self, uri: &str, version: i64) -> Result<Arc<Vec<Value>>> {
-        pull(&self.transport, &self.state, &self.capabilities, uri, version, self.timeout).await
+        pull(&self.transport, &self.state, uri, version, self.timeout).await
     }
 
     pub fn stderr_tail(&self) -> String {
@@ -279,9 +282,11 @@ fn workspace_folder(ws: &Workspace) -> Value {
     json!({ "uri": ws.root_uri, "name": name })
 }
 
-fn diagnostic_identifier(caps: &Value, state: &SessionState) -> Option<Value> {
-    if let Some(id) = caps
-        .get("diagnosticProvider")
+fn diagnostic_identifier(state: &SessionState) -> Option<Value> {
+    if let Some(id) = state
+        .caps
+        .get()
+        .and_then(|c| c.get("diagnosticProvider"))
         .and_then(|d| d.get("identifier"))
         .filter(|v| v.is_string())
     {
@@ -296,7 +301,6 @@ fn diagnostic_identifier(caps: &Value, state: &SessionState) -> Option<Value> {
 async fn pull(
     transport: &Arc<Transport>,
     state: &Arc<SessionState>,
-    caps: &Value,
     uri: &str,
     version: i64,
     timeout: Duration,
@@ -309,7 +313,7 @@ async fn pull(
         if let Some(id) = previous.as_ref().and_then(|p| p.result_id.clone()) {
             params["previousResultId"] = Value::String(id);
         }
-        if let Some(ident) = diagnostic_identifier(caps, state) {
+        if let Some(ident) = diagnostic_identifier(state) {
             params["identifier"] = ident;
         }
         let result = match transport
@@ -383,11 +387,8 @@ async fn dispatch(
                             .iter()
                             .map(|(u, d)| (u.clone(), d.version))
                             .collect();
-                        // The capabilities are not needed for the identifier when the
-                        // server registered it dynamically; static ones are re-read by
-                        // the next regular pull.
                         for (uri, version) in docs {
-                            let _ = pull(&t, &st, &Value::Null, &uri, version, timeout).await;
+                            let _ = pull(&t, &st, &uri, version, timeout).await;
                         }
                     });
                 }
