@@ -26,5 +26,6 @@ export const { normalizeDiagnostics, diagnosticDelta, diagnosticIdentity } = cjs
 // HTTP adapter
 
 // language intelligence
+export const { createLanguageIntelligence, LanguageIntelligence, encodeLspFrame, LspFrameReader } = cjs
 
 export default cjs

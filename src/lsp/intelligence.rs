@@ -234,8 +234,6 @@ pub struct Intelligence {
 struct Target {
     idx: usize,
     session: Arc<Session>,
-    uri: String,
-    doc: OpenDoc,
     position: Value,
 }
 
@@ -702,8 +700,6 @@ impl Intelligence {
         Ok(Target {
             idx,
             session,
-            uri: uri.clone(),
-            doc,
             position: json!({ "textDocument": { "uri": uri }, "position": { "line": line, "character": server_char } }),
         })
     }
