@@ -150,8 +150,12 @@ impl Session {
                 }
             });
         }
-        let (transport, incoming) =
-            Transport::start(spawned.stdout, spawned.stdin, cfg.max_message, cfg.max_pending);
+        let (transport, incoming) = Transport::start(
+            spawned.stdout,
+            spawned.stdin,
+            cfg.max_message,
+            cfg.max_pending,
+        );
         // When the connection closes for any reason, the group goes with it.
         {
             let mut closed = transport.subscribe_closed();
@@ -192,7 +196,10 @@ impl Session {
             Err(e) => {
                 let tail = String::from_utf8_lossy(&lock(&stderr_tail)).to_string();
                 process.terminate(Duration::from_millis(200)).await;
-                let mut msg = format!("language server {:?} failed to initialize: {}", cfg.name, e.message);
+                let mut msg = format!(
+                    "language server {:?} failed to initialize: {}",
+                    cfg.name, e.message
+                );
                 if !tail.trim().is_empty() {
                     msg.push_str(&format!(" (stderr: {})", tail.trim()));
                 }
@@ -204,9 +211,8 @@ impl Session {
             }
         };
         let capabilities = result.get("capabilities").cloned().unwrap_or(json!({}));
-        let encoding = Encoding::from_server(
-            capabilities.get("positionEncoding").and_then(Value::as_str),
-        );
+        let encoding =
+            Encoding::from_server(capabilities.get("positionEncoding").and_then(Value::as_str));
         let _ = state.caps.set(capabilities.clone());
         transport.notify("initialized", json!({}))?;
         Ok(Arc::new(Session {
@@ -257,7 +263,9 @@ impl Session {
             let _ = self.transport.request("shutdown", Value::Null, t).await;
             let _ = self.transport.notify("exit", Value::Null);
             self.transport.close_input();
-            self.process.wait_exit(grace.min(Duration::from_millis(500))).await;
+            self.process
+                .wait_exit(grace.min(Duration::from_millis(500)))
+                .await;
         }
         self.process.terminate(grace).await;
     }
@@ -269,7 +277,9 @@ impl Session {
     }
 
     pub fn stderr_tail(&self) -> String {
-        String::from_utf8_lossy(&lock(&self.stderr_tail)).trim().to_string()
+        String::from_utf8_lossy(&lock(&self.stderr_tail))
+            .trim()
+            .to_string()
     }
 }
 
@@ -413,7 +423,10 @@ fn record_publish(state: &SessionState, params: &Value) {
             .cloned()
             .unwrap_or_default(),
     );
-    let seq = state.push_seq.fetch_add(1, Ordering::SeqCst).wrapping_add(1);
+    let seq = state
+        .push_seq
+        .fetch_add(1, Ordering::SeqCst)
+        .wrapping_add(1);
     {
         let mut push = lock(&state.push);
         let entry = push.entry(uri.to_string()).or_default();

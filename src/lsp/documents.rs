@@ -61,10 +61,13 @@ impl Workspace {
         if root.is_empty() || root.contains('\0') {
             return Err(workspace_err("workspaceRoot must be a non-empty path"));
         }
-        let canonical = std::fs::canonicalize(root)
-            .map_err(|e| workspace_err(format!("workspaceRoot {root:?} cannot be resolved: {e}")))?;
+        let canonical = std::fs::canonicalize(root).map_err(|e| {
+            workspace_err(format!("workspaceRoot {root:?} cannot be resolved: {e}"))
+        })?;
         if !canonical.is_dir() {
-            return Err(workspace_err(format!("workspaceRoot {root:?} is not a directory")));
+            return Err(workspace_err(format!(
+                "workspaceRoot {root:?} is not a directory"
+            )));
         }
         let root_uri = path_to_uri(&canonical);
         Ok(Workspace {
@@ -77,14 +80,19 @@ impl Workspace {
     /// (after following symlinks). Returns the canonical path and the relative name.
     pub fn resolve(&self, file: &str) -> Result<(PathBuf, String)> {
         if file.is_empty() || file.len() > 4096 || file.contains('\0') {
-            return Err(workspace_err("file must be a non-empty workspace-relative path"));
+            return Err(workspace_err(
+                "file must be a non-empty workspace-relative path",
+            ));
         }
         let joined = self.root.join(file);
-        let canonical = std::fs::canonicalize(&joined)
-            .map_err(|e| workspace_err(format!("file {file:?} cannot be resolved inside the workspace: {e}")))?;
-        let rel = self
-            .relative(&canonical)
-            .ok_or_else(|| workspace_err(format!("file {file:?} resolves outside the workspace")))?;
+        let canonical = std::fs::canonicalize(&joined).map_err(|e| {
+            workspace_err(format!(
+                "file {file:?} cannot be resolved inside the workspace: {e}"
+            ))
+        })?;
+        let rel = self.relative(&canonical).ok_or_else(|| {
+            workspace_err(format!("file {file:?} resolves outside the workspace"))
+        })?;
         if !canonical.is_file() {
             return Err(workspace_err(format!("{file:?} is not a file")));
         }

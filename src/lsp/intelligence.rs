@@ -62,7 +62,9 @@ impl Limits {
             let f = Fields::new(v, "options.limits", type_err)?;
             for key in f.object().keys() {
                 if !LIMITS.iter().any(|(n, _, _)| n == key) {
-                    return Err(type_err(format!("options.limits.{key} is not a known limit")));
+                    return Err(type_err(format!(
+                        "options.limits.{key} is not a known limit"
+                    )));
                 }
             }
             for (name, _, hard) in LIMITS {
@@ -113,7 +115,12 @@ pub struct ServerConfig {
     pub env: Vec<(String, String)>,
 }
 
-fn string_list(f: &Fields<'_>, name: &str, max_items: usize, required: bool) -> Result<Vec<String>> {
+fn string_list(
+    f: &Fields<'_>,
+    name: &str,
+    max_items: usize,
+    required: bool,
+) -> Result<Vec<String>> {
     let Some(items) = f.opt_array(name)? else {
         if required {
             return Err(f.fail(name, "is required (an array of strings)"));
@@ -123,7 +130,11 @@ fn string_list(f: &Fields<'_>, name: &str, max_items: usize, required: bool) -> 
     if items.len() > max_items {
         return Err(lsp(
             LspCode::Limit,
-            format!("{} has {} items; at most {max_items} are allowed", f.path(name), items.len()),
+            format!(
+                "{} has {} items; at most {max_items} are allowed",
+                f.path(name),
+                items.len()
+            ),
         ));
     }
     let mut out = Vec::with_capacity(items.len());
@@ -131,10 +142,20 @@ fn string_list(f: &Fields<'_>, name: &str, max_items: usize, required: bool) -> 
         match v {
             Value::String(s) if s.len() <= 4096 && !s.contains('\0') => out.push(s.clone()),
             Value::String(_) => {
-                return Err(lsp(LspCode::Limit, format!("{}[{i}] is longer than 4096 bytes or holds NUL", f.path(name))))
+                return Err(lsp(
+                    LspCode::Limit,
+                    format!(
+                        "{}[{i}] is longer than 4096 bytes or holds NUL",
+                        f.path(name)
+                    ),
+                ))
             }
             other => {
-                return Err(type_err(format!("{}[{i}] must be a string, got {}", f.path(name), type_name(other))))
+                return Err(type_err(format!(
+                    "{}[{i}] must be a string, got {}",
+                    f.path(name),
+                    type_name(other)
+                )))
             }
         }
     }
@@ -143,12 +164,18 @@ fn string_list(f: &Fields<'_>, name: &str, max_items: usize, required: bool) -> 
 
 fn parse_servers(v: &Value, max_servers: usize) -> Result<Vec<ServerConfig>> {
     let Value::Object(map) = v else {
-        return Err(type_err(format!("options.servers must be an object, got {}", type_name(v))));
+        return Err(type_err(format!(
+            "options.servers must be an object, got {}",
+            type_name(v)
+        )));
     };
     if map.len() > max_servers {
         return Err(lsp(
             LspCode::Limit,
-            format!("options.servers has {} servers; maxServers is {max_servers}", map.len()),
+            format!(
+                "options.servers has {} servers; maxServers is {max_servers}",
+                map.len()
+            ),
         ));
     }
     let mut out = Vec::new();
@@ -160,7 +187,10 @@ fn parse_servers(v: &Value, max_servers: usize) -> Result<Vec<ServerConfig>> {
         let f = Fields::new(cfg, &path, type_err)?;
         let command = f.non_empty_str("command")?;
         if command.len() > 4096 || command.contains('\0') {
-            return Err(lsp(LspCode::Limit, format!("{path}.command is longer than 4096 bytes or holds NUL")));
+            return Err(lsp(
+                LspCode::Limit,
+                format!("{path}.command is longer than 4096 bytes or holds NUL"),
+            ));
         }
         let args = string_list(&f, "args", 256, false)?;
         let languages = string_list(&f, "languages", 64, true)?;
@@ -170,14 +200,27 @@ fn parse_servers(v: &Value, max_servers: usize) -> Result<Vec<ServerConfig>> {
         let mut env = Vec::new();
         if let Some(e) = f.opt_object("env")? {
             if e.object().len() > 256 {
-                return Err(lsp(LspCode::Limit, format!("{path}.env has more than 256 entries")));
+                return Err(lsp(
+                    LspCode::Limit,
+                    format!("{path}.env has more than 256 entries"),
+                ));
             }
             for (k, v) in e.object() {
                 let Value::String(s) = v else {
-                    return Err(type_err(format!("{path}.env.{k} must be a string, got {}", type_name(v))));
+                    return Err(type_err(format!(
+                        "{path}.env.{k} must be a string, got {}",
+                        type_name(v)
+                    )));
                 };
-                if k.is_empty() || k.contains('=') || k.contains('\0') || s.contains('\0') || k.len() + s.len() > 32 * 1024 {
-                    return Err(type_err(format!("{path}.env.{k} is not a valid environment entry")));
+                if k.is_empty()
+                    || k.contains('=')
+                    || k.contains('\0')
+                    || s.contains('\0')
+                    || k.len() + s.len() > 32 * 1024
+                {
+                    return Err(type_err(format!(
+                        "{path}.env.{k} is not a valid environment entry"
+                    )));
                 }
                 env.push((k.clone(), s.clone()));
             }
@@ -239,10 +282,32 @@ struct Target {
 
 fn symbol_kind(n: u64) -> &'static str {
     const KINDS: [&str; 26] = [
-        "file", "module", "namespace", "package", "class", "method", "property", "field",
-        "constructor", "enum", "interface", "function", "variable", "constant", "string",
-        "number", "boolean", "array", "object", "key", "null", "enumMember", "struct",
-        "event", "operator", "typeParameter",
+        "file",
+        "module",
+        "namespace",
+        "package",
+        "class",
+        "method",
+        "property",
+        "field",
+        "constructor",
+        "enum",
+        "interface",
+        "function",
+        "variable",
+        "constant",
+        "string",
+        "number",
+        "boolean",
+        "array",
+        "object",
+        "key",
+        "null",
+        "enumMember",
+        "struct",
+        "event",
+        "operator",
+        "typeParameter",
     ];
     n.checked_sub(1)
         .and_then(|i| KINDS.get(i as usize))
@@ -288,7 +353,10 @@ impl Intelligence {
 
     fn check_live(&self) -> Result<()> {
         if self.disposed.load(Ordering::SeqCst) {
-            return Err(lsp(LspCode::Server, "LanguageIntelligence has been disposed"));
+            return Err(lsp(
+                LspCode::Server,
+                "LanguageIntelligence has been disposed",
+            ));
         }
         Ok(())
     }
@@ -362,7 +430,11 @@ impl Intelligence {
         if meta.len() > self.limits.max_message as u64 {
             return Err(lsp(
                 LspCode::Limit,
-                format!("{rel:?} is {} bytes; maxMessageBytes is {}", meta.len(), self.limits.max_message),
+                format!(
+                    "{rel:?} is {} bytes; maxMessageBytes is {}",
+                    meta.len(),
+                    self.limits.max_message
+                ),
             ));
         }
         let bytes = tokio::fs::read(path)
@@ -373,7 +445,12 @@ impl Intelligence {
     }
 
     /// didOpen (version 1) or full-content didChange (version + 1).
-    async fn sync_path(&self, path: &Path, rel: &str, idx: usize) -> Result<(Arc<Session>, String, OpenDoc)> {
+    async fn sync_path(
+        &self,
+        path: &Path,
+        rel: &str,
+        idx: usize,
+    ) -> Result<(Arc<Session>, String, OpenDoc)> {
         let _serial = self.sync_lock.lock().await;
         let text = self.read_text(path, rel).await?;
         let session = self.session(idx).await?;
@@ -420,7 +497,12 @@ impl Intelligence {
     }
 
     /// The document open in the live session, syncing it first when it is not.
-    async fn ensure_open(&self, path: &Path, rel: &str, idx: usize) -> Result<(Arc<Session>, String, OpenDoc)> {
+    async fn ensure_open(
+        &self,
+        path: &Path,
+        rel: &str,
+        idx: usize,
+    ) -> Result<(Arc<Session>, String, OpenDoc)> {
         let session = self.session(idx).await?;
         let uri = path_to_uri(path);
         let open = lock(&session.state.open).get(&uri).cloned();
@@ -469,7 +551,10 @@ impl Intelligence {
             let Some(doc) = lock(&session.state.open).get(uri).cloned() else {
                 return Ok(None);
             };
-            let entry = lock(&session.state.push).get(uri).cloned().unwrap_or_default();
+            let entry = lock(&session.state.push)
+                .get(uri)
+                .cloned()
+                .unwrap_or_default();
             let now = Instant::now();
             let mut wake = deadline;
             if let Some((v, set)) = &entry.versioned {
@@ -501,7 +586,13 @@ impl Intelligence {
     }
 
     /// LSP diagnostics → normalized entries (UTF-16 positions, generation = version).
-    fn normalize(&self, session: &Session, rel: &str, doc: &OpenDoc, items: &[Value]) -> Result<Vec<NormalizedDiagnostic>> {
+    fn normalize(
+        &self,
+        session: &Session,
+        rel: &str,
+        doc: &OpenDoc,
+        items: &[Value],
+    ) -> Result<Vec<NormalizedDiagnostic>> {
         let text = Text::new(&doc.text);
         let enc = session.encoding;
         let raw: Vec<Value> = items
@@ -517,11 +608,17 @@ impl Intelligence {
                 o.insert("file".into(), json!(rel));
                 if let (Some(l), Some(c)) = (line, ch) {
                     o.insert("line".into(), json!(l));
-                    o.insert("character".into(), json!(text.convert(l, c, enc, Encoding::Utf16)));
+                    o.insert(
+                        "character".into(),
+                        json!(text.convert(l, c, enc, Encoding::Utf16)),
+                    );
                 }
                 if let (Some(l), Some(c)) = (eline, ech) {
                     o.insert("endLine".into(), json!(l));
-                    o.insert("endCharacter".into(), json!(text.convert(l, c, enc, Encoding::Utf16)));
+                    o.insert(
+                        "endCharacter".into(),
+                        json!(text.convert(l, c, enc, Encoding::Utf16)),
+                    );
                 }
                 let severity = match d.get("severity").and_then(Value::as_u64) {
                     Some(2) => "warning",
@@ -549,25 +646,37 @@ impl Intelligence {
                 Value::Object(o)
             })
             .collect();
-        let mut opts = NormalizeOptions::new(self.ws.root.to_string_lossy().to_string(), doc.version as u64);
+        let mut opts = NormalizeOptions::new(
+            self.ws.root.to_string_lossy().to_string(),
+            doc.version as u64,
+        );
         opts.max_diagnostics_per_file = self.limits.max_diagnostics;
         diag::normalize(&raw, &opts)
     }
 
     fn parse_files(&self, v: Option<&Value>) -> Result<Vec<(PathBuf, String, usize)>> {
         let Some(Value::Array(files)) = v else {
-            return Err(type_err("files must be an array of workspace-relative paths".into()));
+            return Err(type_err(
+                "files must be an array of workspace-relative paths".into(),
+            ));
         };
         if files.len() > self.limits.max_results {
             return Err(lsp(
                 LspCode::Limit,
-                format!("files has {} entries; maxResults is {}", files.len(), self.limits.max_results),
+                format!(
+                    "files has {} entries; maxResults is {}",
+                    files.len(),
+                    self.limits.max_results
+                ),
             ));
         }
         let mut out: Vec<(PathBuf, String, usize)> = Vec::new();
         for (i, f) in files.iter().enumerate() {
             let Value::String(s) = f else {
-                return Err(type_err(format!("files[{i}] must be a string, got {}", type_name(f))));
+                return Err(type_err(format!(
+                    "files[{i}] must be a string, got {}",
+                    type_name(f)
+                )));
             };
             let (path, rel) = self.ws.resolve(s)?;
             let idx = self.slot_for(&rel)?;
@@ -592,7 +701,11 @@ impl Intelligence {
                 let (session, uri, _) = me.ensure_open(&path, &rel, idx).await?;
                 let got = me.current_set(&session, &uri, deadline).await?;
                 let out = match got {
-                    Some((items, doc)) => (rel.clone(), Some(me.normalize(&session, &rel, &doc, &items)?), doc.version),
+                    Some((items, doc)) => (
+                        rel.clone(),
+                        Some(me.normalize(&session, &rel, &doc, &items)?),
+                        doc.version,
+                    ),
                     None => (rel.clone(), None, 0),
                 };
                 Ok::<_, PrismError>((i, out))
@@ -603,7 +716,11 @@ impl Intelligence {
             match r {
                 Ok(Ok(v)) => results.push(v),
                 Ok(Err(e)) => return Err(e),
-                Err(e) => return Err(PrismError::internal(format!("diagnostics task failed: {e}"))),
+                Err(e) => {
+                    return Err(PrismError::internal(format!(
+                        "diagnostics task failed: {e}"
+                    )))
+                }
             }
         }
         results.sort_by_key(|(i, _)| *i);
@@ -625,7 +742,10 @@ impl Intelligence {
                 Some(next) => {
                     let prev = previous.get(&rel).map(Vec::as_slice);
                     let d = diag::delta(&next, prev, Some(version as u64));
-                    out.insert(rel, serde_json::to_value(d).map_err(|e| PrismError::internal(e.to_string()))?);
+                    out.insert(
+                        rel,
+                        serde_json::to_value(d).map_err(|e| PrismError::internal(e.to_string()))?,
+                    );
                 }
                 None => incomplete.push(Value::String(rel)),
             }
@@ -642,10 +762,14 @@ impl Intelligence {
                 let files = self.parse_files(Some(&json!([file])))?;
                 let refreshed = self.refresh(files).await?;
                 match refreshed.into_iter().next() {
-                    Some((_, Some(list), _)) => Ok(serde_json::to_value(list).map_err(|e| PrismError::internal(e.to_string()))?),
+                    Some((_, Some(list), _)) => Ok(serde_json::to_value(list)
+                        .map_err(|e| PrismError::internal(e.to_string()))?),
                     _ => Err(lsp(
                         LspCode::Timeout,
-                        format!("diagnostics of {file:?} did not arrive within {} ms", self.limits.timeout.as_millis()),
+                        format!(
+                            "diagnostics of {file:?} did not arrive within {} ms",
+                            self.limits.timeout.as_millis()
+                        ),
                     )),
                 }
             }
@@ -656,10 +780,14 @@ impl Intelligence {
                     let Some(session) = session.filter(|s| !s.is_closed()) else {
                         continue;
                     };
-                    let docs: Vec<(String, OpenDoc)> =
-                        lock(&session.state.open).iter().map(|(u, d)| (u.clone(), d.clone())).collect();
+                    let docs: Vec<(String, OpenDoc)> = lock(&session.state.open)
+                        .iter()
+                        .map(|(u, d)| (u.clone(), d.clone()))
+                        .collect();
                     for (uri, doc) in docs {
-                        let Some((_, rel)) = self.ws.resolve_uri(&uri) else { continue };
+                        let Some((_, rel)) = self.ws.resolve_uri(&uri) else {
+                            continue;
+                        };
                         let items = known_set(&session, &uri, &doc);
                         if let Some(items) = items {
                             all.extend(self.normalize(&session, &rel, &doc, &items)?);
@@ -669,7 +797,10 @@ impl Intelligence {
                 all.sort_by(diag::identity_cmp);
                 Ok(serde_json::to_value(all).map_err(|e| PrismError::internal(e.to_string()))?)
             }
-            Some(other) => Err(type_err(format!("file must be a string, got {}", type_name(other)))),
+            Some(other) => Err(type_err(format!(
+                "file must be a string, got {}",
+                type_name(other)
+            ))),
         }
     }
 
@@ -716,14 +847,17 @@ impl Intelligence {
     }
 
     /// Text of a file for position conversion: the open document's, else from disk.
-    async fn text_of(&self, session: &Session, uri: &str, path: &Path, cache: &mut HashMap<PathBuf, Arc<String>>) -> Option<Arc<String>> {
+    async fn text_of(
+        &self,
+        session: &Session,
+        uri: &str,
+        path: &Path,
+        cache: &mut HashMap<PathBuf, Arc<String>>,
+    ) -> Option<Arc<String>> {
         if let Some(t) = cache.get(path) {
             return Some(t.clone());
         }
-        let text = match lock(&session.state.open).get(uri) {
-            Some(d) => Some(d.text.clone()),
-            None => None,
-        };
+        let text = lock(&session.state.open).get(uri).map(|d| d.text.clone());
         let text = match text {
             Some(t) => t,
             None => {
@@ -753,7 +887,11 @@ impl Intelligence {
                 break;
             }
             let (uri, range) = match (item.get("targetUri"), item.get("uri")) {
-                (Some(Value::String(u)), _) => (u, item.get("targetSelectionRange").or_else(|| item.get("targetRange"))),
+                (Some(Value::String(u)), _) => (
+                    u,
+                    item.get("targetSelectionRange")
+                        .or_else(|| item.get("targetRange")),
+                ),
                 (_, Some(Value::String(u))) => (u, item.get("range")),
                 _ => continue,
             };
@@ -772,10 +910,23 @@ impl Intelligence {
         cache: &mut HashMap<PathBuf, Arc<String>>,
     ) -> Option<Value> {
         let (path, rel) = self.ws.resolve_uri(uri)?;
-        let p = |k: &str, f: &str| range.and_then(|r| r.get(k)).and_then(|x| x.get(f)).and_then(Value::as_u64).unwrap_or(0);
-        let (mut l, mut c, mut el, mut ec) = (p("start", "line"), p("start", "character"), p("end", "line"), p("end", "character"));
+        let p = |k: &str, f: &str| {
+            range
+                .and_then(|r| r.get(k))
+                .and_then(|x| x.get(f))
+                .and_then(Value::as_u64)
+                .unwrap_or(0)
+        };
+        let (mut l, mut c, mut el, mut ec) = (
+            p("start", "line"),
+            p("start", "character"),
+            p("end", "line"),
+            p("end", "character"),
+        );
         if session.encoding != Encoding::Utf16 {
-            let text = self.text_of(session, &path_to_uri(&path), &path, cache).await?;
+            let text = self
+                .text_of(session, &path_to_uri(&path), &path, cache)
+                .await?;
             let t = Text::new(&text);
             c = t.convert(l, c, session.encoding, Encoding::Utf16);
             ec = t.convert(el, ec, session.encoding, Encoding::Utf16);
@@ -802,14 +953,27 @@ impl Intelligence {
 
     pub async fn definitions(&self, input: &Value) -> Result<Value> {
         let t = self.target(input).await?;
-        self.require(&t.session, "definitionProvider", "textDocument/definition", "definitions")?;
-        let r = t.session.request("textDocument/definition", t.position).await?;
+        self.require(
+            &t.session,
+            "definitionProvider",
+            "textDocument/definition",
+            "definitions",
+        )?;
+        let r = t
+            .session
+            .request("textDocument/definition", t.position)
+            .await?;
         Ok(Value::Array(self.locations(&t.session, &r).await))
     }
 
     pub async fn references(&self, input: &Value) -> Result<Value> {
         let t = self.target(input).await?;
-        self.require(&t.session, "referencesProvider", "textDocument/references", "references")?;
+        self.require(
+            &t.session,
+            "referencesProvider",
+            "textDocument/references",
+            "references",
+        )?;
         let mut params = t.position;
         params["context"] = json!({ "includeDeclaration": true });
         let r = t.session.request("textDocument/references", params).await?;
@@ -820,7 +984,9 @@ impl Intelligence {
         self.check_live()?;
         let query = match input.get("query") {
             Some(Value::String(q)) if q.len() <= 1024 => q.clone(),
-            Some(Value::String(_)) => return Err(lsp(LspCode::Limit, "query is longer than 1024 bytes")),
+            Some(Value::String(_)) => {
+                return Err(lsp(LspCode::Limit, "query is longer than 1024 bytes"))
+            }
             _ => return Err(type_err("query must be a string".into())),
         };
         let mut out = Vec::new();
@@ -829,18 +995,33 @@ impl Intelligence {
             if !session.supports("workspaceSymbolProvider", "workspace/symbol") {
                 continue;
             }
-            let r = session.request("workspace/symbol", json!({ "query": query })).await?;
+            let r = session
+                .request("workspace/symbol", json!({ "query": query }))
+                .await?;
             let mut cache = HashMap::new();
             for s in r.as_array().map(Vec::as_slice).unwrap_or(&[]) {
                 if out.len() >= self.limits.max_results {
                     break;
                 }
-                let Some(name) = s.get("name").and_then(Value::as_str) else { continue };
-                let Some(loc) = s.get("location") else { continue };
-                let Some(uri) = loc.get("uri").and_then(Value::as_str) else { continue };
-                let Some(mut l) = self.location(&session, uri, loc.get("range"), &mut cache).await else { continue };
+                let Some(name) = s.get("name").and_then(Value::as_str) else {
+                    continue;
+                };
+                let Some(loc) = s.get("location") else {
+                    continue;
+                };
+                let Some(uri) = loc.get("uri").and_then(Value::as_str) else {
+                    continue;
+                };
+                let Some(mut l) = self
+                    .location(&session, uri, loc.get("range"), &mut cache)
+                    .await
+                else {
+                    continue;
+                };
                 l["name"] = json!(name);
-                l["kind"] = json!(symbol_kind(s.get("kind").and_then(Value::as_u64).unwrap_or(0)));
+                l["kind"] = json!(symbol_kind(
+                    s.get("kind").and_then(Value::as_u64).unwrap_or(0)
+                ));
                 if let Some(Value::String(c)) = s.get("containerName") {
                     if !c.is_empty() {
                         l["containerName"] = json!(c);
@@ -861,7 +1042,12 @@ impl Intelligence {
             return Err(type_err("newName must be 1..1024 bytes".into()));
         }
         let t = self.target(input).await?;
-        self.require(&t.session, "renameProvider", "textDocument/rename", "rename")?;
+        self.require(
+            &t.session,
+            "renameProvider",
+            "textDocument/rename",
+            "rename",
+        )?;
         let mut params = t.position;
         params["newName"] = json!(new_name);
         let r = t.session.request("textDocument/rename", params).await?;
@@ -869,10 +1055,23 @@ impl Intelligence {
         if let Some(changes) = r.get("documentChanges").and_then(Value::as_array) {
             for c in changes {
                 if c.get("kind").is_some() {
-                    return Err(lsp(LspCode::Unsupported, "rename needs file create/rename/delete operations, which are not applied"));
+                    return Err(lsp(
+                        LspCode::Unsupported,
+                        "rename needs file create/rename/delete operations, which are not applied",
+                    ));
                 }
-                let Some(uri) = c.get("textDocument").and_then(|d| d.get("uri")).and_then(Value::as_str) else { continue };
-                let edits = c.get("edits").and_then(Value::as_array).cloned().unwrap_or_default();
+                let Some(uri) = c
+                    .get("textDocument")
+                    .and_then(|d| d.get("uri"))
+                    .and_then(Value::as_str)
+                else {
+                    continue;
+                };
+                let edits = c
+                    .get("edits")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default();
                 by_uri.entry(uri.to_string()).or_default().extend(edits);
             }
         } else if let Some(changes) = r.get("changes").and_then(Value::as_object) {
@@ -883,7 +1082,13 @@ impl Intelligence {
         }
         let total: usize = by_uri.values().map(Vec::len).sum();
         if total > self.limits.max_results {
-            return Err(lsp(LspCode::Limit, format!("rename has {total} edits; maxResults is {}", self.limits.max_results)));
+            return Err(lsp(
+                LspCode::Limit,
+                format!(
+                    "rename has {total} edits; maxResults is {}",
+                    self.limits.max_results
+                ),
+            ));
         }
         let enc = t.session.encoding;
         let mut files = Vec::new();
@@ -891,7 +1096,10 @@ impl Intelligence {
         let mut paths = Vec::new();
         for (uri, edits) in by_uri {
             let Some((path, rel)) = self.ws.resolve_uri(&uri) else {
-                return Err(lsp(LspCode::Workspace, format!("rename would edit {uri}, outside the workspace")));
+                return Err(lsp(
+                    LspCode::Workspace,
+                    format!("rename would edit {uri}, outside the workspace"),
+                ));
             };
             let old = self.read_text(&path, &rel).await?;
             let canonical_uri = path_to_uri(&path);
@@ -907,15 +1115,31 @@ impl Intelligence {
             let mut spans = Vec::new();
             for e in &edits {
                 let range = e.get("range");
-                let p = |k: &str, f: &str| range.and_then(|r| r.get(k)).and_then(|x| x.get(f)).and_then(Value::as_u64);
-                let (Some(l), Some(c), Some(el), Some(ec)) = (p("start", "line"), p("start", "character"), p("end", "line"), p("end", "character")) else {
-                    return Err(lsp(LspCode::Server, "rename returned an edit without a valid range"));
+                let p = |k: &str, f: &str| {
+                    range
+                        .and_then(|r| r.get(k))
+                        .and_then(|x| x.get(f))
+                        .and_then(Value::as_u64)
+                };
+                let (Some(l), Some(c), Some(el), Some(ec)) = (
+                    p("start", "line"),
+                    p("start", "character"),
+                    p("end", "line"),
+                    p("end", "character"),
+                ) else {
+                    return Err(lsp(
+                        LspCode::Server,
+                        "rename returned an edit without a valid range",
+                    ));
                 };
                 let new_text = e.get("newText").and_then(Value::as_str).unwrap_or("");
                 let start = text.offset(l, c, enc);
                 let end = text.offset(el, ec, enc);
                 if end < start {
-                    return Err(lsp(LspCode::Server, "rename returned an edit whose end precedes its start"));
+                    return Err(lsp(
+                        LspCode::Server,
+                        "rename returned an edit whose end precedes its start",
+                    ));
                 }
                 spans.push((start, end, new_text.to_string()));
                 api_edits.push(json!({
@@ -932,7 +1156,10 @@ impl Intelligence {
             let mut at = 0usize;
             for (start, end, t) in &spans {
                 if *start < at {
-                    return Err(lsp(LspCode::Server, format!("rename returned overlapping edits in {rel:?}")));
+                    return Err(lsp(
+                        LspCode::Server,
+                        format!("rename returned overlapping edits in {rel:?}"),
+                    ));
                 }
                 new.push_str(old.get(at..*start).unwrap_or(""));
                 new.push_str(t);
@@ -940,17 +1167,31 @@ impl Intelligence {
             }
             new.push_str(old.get(at..).unwrap_or(""));
             paths.push(Value::String(rel));
-            files.push(PlannedFile { path, uri: canonical_uri, old, new });
+            files.push(PlannedFile {
+                path,
+                uri: canonical_uri,
+                old,
+                new,
+            });
         }
         let slot = t.idx;
         let id = self.next_plan.fetch_add(1, Ordering::SeqCst);
         {
             let mut plans = lock(&self.plans);
             while plans.len() >= MAX_PLANS {
-                let Some(first) = plans.keys().next().copied() else { break };
+                let Some(first) = plans.keys().next().copied() else {
+                    break;
+                };
                 plans.remove(&first);
             }
-            plans.insert(id, RenamePlan { slot, files, edits: api_edits.clone() });
+            plans.insert(
+                id,
+                RenamePlan {
+                    slot,
+                    files,
+                    edits: api_edits.clone(),
+                },
+            );
         }
         Ok(json!({ "plan": id, "paths": paths, "edits": api_edits }))
     }
@@ -973,9 +1214,17 @@ impl Intelligence {
             return Err(lsp(LspCode::Workspace, "unknown or expired rename plan"));
         };
         for f in &plan.files {
-            let now = tokio::fs::read(&f.path).await.map_err(|e| lsp(LspCode::Workspace, format!("cannot read {:?}: {e}", f.path)))?;
+            let now = tokio::fs::read(&f.path)
+                .await
+                .map_err(|e| lsp(LspCode::Workspace, format!("cannot read {:?}: {e}", f.path)))?;
             if now != f.old.as_bytes() {
-                return Err(lsp(LspCode::Workspace, format!("{:?} changed while the rename was checked; nothing was written", f.path)));
+                return Err(lsp(
+                    LspCode::Workspace,
+                    format!(
+                        "{:?} changed while the rename was checked; nothing was written",
+                        f.path
+                    ),
+                ));
             }
         }
         for f in &plan.files {
@@ -1038,7 +1287,11 @@ fn known_set(session: &Session, uri: &str, doc: &OpenDoc) -> Option<Arc<Vec<Valu
 fn hover_text(contents: &Value) -> String {
     match contents {
         Value::String(s) => s.clone(),
-        Value::Object(o) => o.get("value").and_then(Value::as_str).unwrap_or("").to_string(),
+        Value::Object(o) => o
+            .get("value")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string(),
         Value::Array(a) => a
             .iter()
             .map(hover_text)
@@ -1059,7 +1312,10 @@ fn parse_previous(v: Option<&Value>) -> Result<HashMap<String, Vec<NormalizedDia
         return Ok(out);
     }
     let Value::Object(o) = v else {
-        return Err(type_err(format!("previous must be an object, got {}", type_name(v))));
+        return Err(type_err(format!(
+            "previous must be an object, got {}",
+            type_name(v)
+        )));
     };
     let files = match o.get("files") {
         Some(Value::Object(f)) if o.contains_key("generation") || o.contains_key("incomplete") => f,
@@ -1077,12 +1333,20 @@ fn parse_previous(v: Option<&Value>) -> Result<HashMap<String, Vec<NormalizedDia
                 }
                 e
             }
-            other => return Err(type_err(format!("previous[{file:?}] must be an array or a DiagnosticDelta, got {}", type_name(other)))),
+            other => {
+                return Err(type_err(format!(
+                    "previous[{file:?}] must be an array or a DiagnosticDelta, got {}",
+                    type_name(other)
+                )))
+            }
         };
         let mut list = Vec::with_capacity(entries.len());
         for e in entries {
-            let d: NormalizedDiagnostic = serde_json::from_value(e.clone())
-                .map_err(|err| type_err(format!("previous[{file:?}] holds an entry that is not a NormalizedDiagnostic: {err}")))?;
+            let d: NormalizedDiagnostic = serde_json::from_value(e.clone()).map_err(|err| {
+                type_err(format!(
+                    "previous[{file:?}] holds an entry that is not a NormalizedDiagnostic: {err}"
+                ))
+            })?;
             list.push(d);
         }
         out.insert(file.clone(), list);
@@ -1094,8 +1358,13 @@ static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// Write to a temporary file in the same folder, fsync, rename over `path`.
 pub async fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path.parent().ok_or_else(|| lsp(LspCode::Workspace, "file has no parent folder"))?;
-    let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+    let dir = path
+        .parent()
+        .ok_or_else(|| lsp(LspCode::Workspace, "file has no parent folder"))?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
     let tmp = dir.join(format!(
         ".{name}.prism-{}-{}.tmp",
         std::process::id(),
@@ -1108,7 +1377,10 @@ pub async fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         use std::io::Write;
         let perms = std::fs::metadata(&path).map(|m| m.permissions()).ok();
         let result = (|| {
-            let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&tmp)?;
             f.write_all(&bytes)?;
             if let Some(p) = perms {
                 f.set_permissions(p)?;
@@ -1128,7 +1400,12 @@ pub async fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     })
     .await
     .map_err(|e| PrismError::internal(format!("write task failed: {e}")))?;
-    res.map_err(|e| lsp(LspCode::Workspace, format!("cannot write the renamed file: {e}")))
+    res.map_err(|e| {
+        lsp(
+            LspCode::Workspace,
+            format!("cannot write the renamed file: {e}"),
+        )
+    })
 }
 
 #[cfg(test)]
@@ -1141,11 +1418,26 @@ mod tests {
         assert_eq!(l.max_message, 4 * 1024 * 1024);
         assert_eq!(l.timeout, Duration::from_secs(30));
         assert_eq!(l.max_restarts, 3);
-        for bad in [json!({"maxServers": 0}), json!({"maxServers": 9}), json!({"requestTimeoutMs": 1.5})] {
-            assert_eq!(Limits::parse(Some(&bad)).unwrap_err().code(), "ERR_OUT_OF_RANGE");
+        for bad in [
+            json!({"maxServers": 0}),
+            json!({"maxServers": 9}),
+            json!({"requestTimeoutMs": 1.5}),
+        ] {
+            assert_eq!(
+                Limits::parse(Some(&bad)).unwrap_err().code(),
+                "ERR_OUT_OF_RANGE"
+            );
         }
-        assert_eq!(Limits::parse(Some(&json!({"nope": 1}))).unwrap_err().code(), "ERR_INVALID_ARG_TYPE");
-        assert_eq!(Limits::parse(Some(&json!({"maxResults": "1"}))).unwrap_err().code(), "ERR_INVALID_ARG_TYPE");
+        assert_eq!(
+            Limits::parse(Some(&json!({"nope": 1}))).unwrap_err().code(),
+            "ERR_INVALID_ARG_TYPE"
+        );
+        assert_eq!(
+            Limits::parse(Some(&json!({"maxResults": "1"})))
+                .unwrap_err()
+                .code(),
+            "ERR_INVALID_ARG_TYPE"
+        );
     }
 
     #[test]
@@ -1162,7 +1454,10 @@ mod tests {
     #[test]
     fn hover_contents() {
         assert_eq!(hover_text(&json!({"kind":"markdown","value":"x"})), "x");
-        assert_eq!(hover_text(&json!(["a", {"language":"ts","value":"b"}])), "a\n\nb");
+        assert_eq!(
+            hover_text(&json!(["a", {"language":"ts","value":"b"}])),
+            "a\n\nb"
+        );
     }
 
     #[test]

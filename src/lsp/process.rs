@@ -105,8 +105,13 @@ fn spawn_now(launch: &Launch) -> Result<Spawned> {
                 }
                 #[cfg(target_os = "linux")]
                 {
-                    if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0)
-                        != 0
+                    if libc::prctl(
+                        libc::PR_SET_PDEATHSIG,
+                        libc::SIGKILL as libc::c_ulong,
+                        0,
+                        0,
+                        0,
+                    ) != 0
                     {
                         return Err(std::io::Error::last_os_error());
                     }
@@ -212,10 +217,7 @@ impl ServerProcess {
     pub async fn wait_exit(&self, grace: Duration) -> bool {
         let mut guard = self.child.lock().await;
         match guard.as_mut() {
-            Some(child) => matches!(
-                tokio::time::timeout(grace, child.wait()).await,
-                Ok(Ok(_))
-            ),
+            Some(child) => matches!(tokio::time::timeout(grace, child.wait()).await, Ok(Ok(_))),
             None => true,
         }
     }

@@ -16,8 +16,15 @@ use tokio::sync::{mpsc, oneshot, watch};
 /// A message the server sent that is not a response.
 #[derive(Debug, Clone)]
 pub enum ServerMessage {
-    Notification { method: String, params: Value },
-    Request { id: Value, method: String, params: Value },
+    Notification {
+        method: String,
+        params: Value,
+    },
+    Request {
+        id: Value,
+        method: String,
+        params: Value,
+    },
 }
 
 type Reply = oneshot::Sender<Result<Value>>;
@@ -74,7 +81,12 @@ impl Transport {
             closed_tx,
         });
         tokio::spawn(write_loop(writer, wrx, Arc::downgrade(&transport)));
-        tokio::spawn(read_loop(reader, itx, Arc::downgrade(&transport), max_message));
+        tokio::spawn(read_loop(
+            reader,
+            itx,
+            Arc::downgrade(&transport),
+            max_message,
+        ));
         (transport, irx)
     }
 
@@ -146,7 +158,11 @@ impl Transport {
     }
 
     /// Answer a server request.
-    pub fn respond(&self, id: Value, result: std::result::Result<Value, (i64, String)>) -> Result<()> {
+    pub fn respond(
+        &self,
+        id: Value,
+        result: std::result::Result<Value, (i64, String)>,
+    ) -> Result<()> {
         let msg = match result {
             Ok(v) => json!({"jsonrpc": "2.0", "id": id, "result": v}),
             Err((code, message)) => {
@@ -171,7 +187,8 @@ impl Transport {
         timeout: Duration,
     ) -> Result<Value> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let frame = self.encode(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))?;
+        let frame =
+            self.encode(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))?;
         let (tx, rx) = oneshot::channel();
         {
             let mut st = lock(&self.pending);
@@ -336,7 +353,10 @@ async fn read_loop<R: AsyncRead + Unpin>(
 }
 
 fn server_gone_exit() -> PrismError {
-    PrismError::lsp(LspCode::Server, "language server closed its output (exited)")
+    PrismError::lsp(
+        LspCode::Server,
+        "language server closed its output (exited)",
+    )
 }
 
 enum Classified {
@@ -417,17 +437,24 @@ mod tests {
     async fn request_response_and_server_messages() {
         let (t, mut rx, mut sin, mut sout) = setup();
         let t2 = t.clone();
-        let call = tokio::spawn(async move {
-            t2.request("hover", json!({}), Duration::from_secs(5)).await
-        });
+        let call =
+            tokio::spawn(
+                async move { t2.request("hover", json!({}), Duration::from_secs(5)).await },
+            );
         let mut fr = FrameReader::new(1 << 20);
         let req = read_msg(&mut sin, &mut fr).await;
         assert_eq!(req["method"], "hover");
         let id = req["id"].clone();
-        let mut out = encode_frame(br#"{"jsonrpc":"2.0","method":"window/logMessage","params":{"message":"hi"}}"#);
-        out.extend(encode_frame(br#"{"jsonrpc":"2.0","id":"s1","method":"workspace/configuration","params":{}}"#));
+        let mut out = encode_frame(
+            br#"{"jsonrpc":"2.0","method":"window/logMessage","params":{"message":"hi"}}"#,
+        );
         out.extend(encode_frame(
-            serde_json::to_vec(&json!({"jsonrpc":"2.0","id":id,"result":{"ok":true}})).unwrap().as_slice(),
+            br#"{"jsonrpc":"2.0","id":"s1","method":"workspace/configuration","params":{}}"#,
+        ));
+        out.extend(encode_frame(
+            serde_json::to_vec(&json!({"jsonrpc":"2.0","id":id,"result":{"ok":true}}))
+                .unwrap()
+                .as_slice(),
         ));
         sout.write_all(&out).await.unwrap();
         assert_eq!(call.await.unwrap().unwrap(), json!({"ok": true}));
@@ -473,7 +500,10 @@ mod tests {
             assert_eq!(c.await.unwrap().unwrap_err().code(), "ERR_PRISM_LSP_SERVER");
         }
         assert!(t.closed().is_some());
-        let e = t.request("y", json!(null), Duration::from_secs(1)).await.unwrap_err();
+        let e = t
+            .request("y", json!(null), Duration::from_secs(1))
+            .await
+            .unwrap_err();
         assert_eq!(e.code(), "ERR_PRISM_LSP_SERVER");
     }
 
@@ -481,10 +511,16 @@ mod tests {
     async fn garbage_fails_with_framing() {
         let (t, _rx, _sin, mut sout) = setup();
         let t2 = t.clone();
-        let call = tokio::spawn(async move { t2.request("x", json!(null), Duration::from_secs(10)).await });
+        let call =
+            tokio::spawn(
+                async move { t2.request("x", json!(null), Duration::from_secs(10)).await },
+            );
         tokio::time::sleep(Duration::from_millis(20)).await;
         sout.write_all(&encode_frame(b"not json")).await.unwrap();
-        assert_eq!(call.await.unwrap().unwrap_err().code(), "ERR_PRISM_LSP_FRAMING");
+        assert_eq!(
+            call.await.unwrap().unwrap_err().code(),
+            "ERR_PRISM_LSP_FRAMING"
+        );
     }
 
     #[tokio::test]
@@ -498,7 +534,10 @@ mod tests {
             }));
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
-        let e = t.request("y", json!(null), Duration::from_secs(1)).await.unwrap_err();
+        let e = t
+            .request("y", json!(null), Duration::from_secs(1))
+            .await
+            .unwrap_err();
         assert_eq!(e.code(), "ERR_PRISM_LSP_LIMIT");
         for c in calls {
             c.abort();

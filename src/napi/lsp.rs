@@ -65,7 +65,9 @@ impl NativeLanguageIntelligence {
                     "renamePlan" => inner.rename_plan(&v).await,
                     "renameApply" => inner.rename_apply(&v).await,
                     "renameDiscard" => inner.discard_plan(&v),
-                    other => Err(PrismError::type_error(format!("unknown operation {other:?}"))),
+                    other => Err(PrismError::type_error(format!(
+                        "unknown operation {other:?}"
+                    ))),
                 }
             };
             let value: Value = if token == 0 {
@@ -146,13 +148,18 @@ impl NativeLspFrameReader {
             let mut first = true;
             while let Some(body) = reader.next_frame()? {
                 let v: Value = serde_json::from_slice(&body).map_err(|e| {
-                    PrismError::lsp(LspCode::Framing, format!("frame body is not valid JSON: {e}"))
+                    PrismError::lsp(
+                        LspCode::Framing,
+                        format!("frame body is not valid JSON: {e}"),
+                    )
                 })?;
                 if !first {
                     out.push(',');
                 }
                 first = false;
-                out.push_str(&serde_json::to_string(&v).map_err(|e| PrismError::internal(e.to_string()))?);
+                out.push_str(
+                    &serde_json::to_string(&v).map_err(|e| PrismError::internal(e.to_string()))?,
+                );
             }
             out.push(']');
             Ok(out)

@@ -101,7 +101,8 @@ pub trait CheckpointStore: Send + Sync {
         key: &'a str,
         ownership: &'a Ownership,
     ) -> BoxFuture<'a, crate::error::Result<Option<Checkpoint>>>;
-    fn list(&self, query: ListCheckpoints) -> BoxFuture<'_, crate::error::Result<Page<Checkpoint>>>;
+    fn list(&self, query: ListCheckpoints)
+        -> BoxFuture<'_, crate::error::Result<Page<Checkpoint>>>;
     fn delete<'a>(
         &'a self,
         namespace: &'a str,
