@@ -147,19 +147,21 @@ impl NativeLspFrameReader {
             let mut out = String::from("[");
             let mut first = true;
             while let Some(body) = reader.next_frame()? {
-                let v: Value = serde_json::from_slice(&body).map_err(|e| {
+                // Validate each body on its own (so two bodies can never merge into one
+                // value), then hand the raw text to JSON.parse once.
+                serde_json::from_slice::<serde::de::IgnoredAny>(&body).map_err(|e| {
                     PrismError::lsp(
                         LspCode::Framing,
                         format!("frame body is not valid JSON: {e}"),
                     )
                 })?;
+                let text = std::str::from_utf8(&body)
+                    .map_err(|_| PrismError::lsp(LspCode::Framing, "frame body is not UTF-8"))?;
                 if !first {
                     out.push(',');
                 }
                 first = false;
-                out.push_str(
-                    &serde_json::to_string(&v).map_err(|e| PrismError::internal(e.to_string()))?,
-                );
+                out.push_str(text);
             }
             out.push(']');
             Ok(out)
