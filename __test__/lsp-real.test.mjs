@@ -6,7 +6,7 @@ import assert from 'node:assert/strict'
 import { writeFileSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createLanguageIntelligence, LanguageIntelligenceError } from '../index.mjs'
-import { workspace, root, alive, descendants, waitFor } from './fixtures/lsp-helpers.mjs'
+import { workspace, root, here, alive, descendants, waitFor } from './fixtures/lsp-helpers.mjs'
 
 const tsServer = {
   command: process.execPath,
@@ -125,6 +125,72 @@ test('vscode-json-language-server (pull diagnostics): added then removed, hover,
 
   const servers = descendants(process.pid).filter((p) => !before.has(p))
   assert.ok(servers.length >= 1)
+  await li.dispose()
+  assert.ok(await waitFor(() => servers.every((p) => !alive(p))), `still alive: ${servers.filter(alive)}`)
+})
+
+test('pyright (pull diagnostics registered dynamically): added then removed with previousResultId, hover, definitions, references, rename, dispose', async () => {
+  const ws = workspace()
+  const log = join(workspace('prism-tap-'), 'tap.jsonl')
+  const before = new Set(descendants(process.pid))
+  const a = ['def café(n: int) -> int:', '    return n + 1', '', 'x: str = café(1)  # 🙂 ünï', ''].join('\n')
+  const b = ['from a import café', '', 'y = "🙂🙂" + str(café(2)) + str(café(3))', ''].join('\n')
+  writeFileSync(join(ws, 'a.py'), a)
+  writeFileSync(join(ws, 'b.py'), b)
+  const li = createLanguageIntelligence({
+    workspaceRoot: ws,
+    servers: {
+      py: {
+        command: process.execPath,
+        args: [join(here, 'lsp-tap.mjs'), log, process.execPath, join(root, 'node_modules/pyright/langserver.index.js'), '--stdio'],
+        languages: ['python'],
+      },
+    },
+    limits: { requestTimeoutMs: 60000 },
+  })
+  await li.syncDocument('b.py')
+  const first = await li.diagnosticDelta({ files: ['a.py', 'b.py'] })
+  assert.deepEqual(first.incomplete, [])
+  const err = first.files['a.py'].added.find((d) => d.code === 'reportAssignmentType')
+  assert.ok(err, JSON.stringify(first))
+  assert.equal(err.line, 3)
+  assert.equal(err.character, 'x: str = '.length)
+  assert.equal(first.files['b.py'].added.length, 0)
+
+  const fixed = a.replace('x: str', 'x: int')
+  writeFileSync(join(ws, 'a.py'), fixed)
+  assert.deepEqual(await li.syncDocument('a.py'), { version: 2 })
+  const second = await li.diagnosticDelta({ files: ['a.py'], previous: first })
+  assert.ok(second.files['a.py'].removed.some((d) => d.code === 'reportAssignmentType'), JSON.stringify(second))
+  assert.equal(second.files['a.py'].added.length, 0)
+
+  // Over the wire: the server registered pull diagnostics; we pulled, reusing result ids.
+  const wire = readFileSync(log, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))
+  const reg = wire.find((e) => e.dir === 'out' && e.msg.method === 'client/registerCapability')
+  assert.ok(reg.msg.params.registrations.some((r) => r.method === 'textDocument/diagnostic'))
+  const pulls = wire.filter((e) => e.dir === 'in' && e.msg.method === 'textDocument/diagnostic' && e.msg.params.textDocument.uri.endsWith('/a.py'))
+  assert.ok(pulls.length >= 2)
+  assert.equal(typeof pulls[pulls.length - 1].msg.params.previousResultId, 'string')
+
+  const bLine = b.split('\n')[2]
+  const at = bLine.indexOf('café')
+  const hover = await li.hover({ file: 'b.py', line: 2, character: at + 1 })
+  assert.match(hover.text, /def café\(n: int\) -> int/)
+  const defs = await li.definitions({ file: 'b.py', line: 2, character: at })
+  assert.deepEqual(defs, [{ file: 'a.py', line: 0, character: 4, endLine: 0, endCharacter: 8 }])
+  const refs = await li.references({ file: 'a.py', line: 0, character: 5 })
+  assert.equal(refs.length, 5, JSON.stringify(refs))
+  for (const r of refs) {
+    const text = (r.file === 'a.py' ? fixed : b).split('\n')[r.line]
+    assert.equal(text.slice(r.character, r.endCharacter), 'café')
+  }
+  const { edits } = await li.rename({ file: 'b.py', line: 2, character: bLine.lastIndexOf('café'), newName: 'naïveΩ' })
+  assert.equal(edits.length, 5)
+  assert.equal(readFileSync(join(ws, 'a.py'), 'utf8'), fixed.replaceAll('café', 'naïveΩ'))
+  assert.equal(readFileSync(join(ws, 'b.py'), 'utf8'), b.replaceAll('café', 'naïveΩ'))
+
+  const servers = descendants(process.pid).filter((p) => !before.has(p))
+  assert.ok(servers.length >= 2, 'tap and pyright are running')
   await li.dispose()
   assert.ok(await waitFor(() => servers.every((p) => !alive(p))), `still alive: ${servers.filter(alive)}`)
 })

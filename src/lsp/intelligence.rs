@@ -533,21 +533,13 @@ impl Intelligence {
         uri: &str,
         deadline: Instant,
     ) -> Result<Option<(Arc<Vec<Value>>, OpenDoc)>> {
-        if session.pull_supported() {
-            let Some(doc) = lock(&session.state.open).get(uri).cloned() else {
-                return Ok(None);
-            };
-            let left = deadline.saturating_duration_since(Instant::now());
-            return match tokio::time::timeout(left, session.pull(uri, doc.version)).await {
-                Ok(Ok(items)) => Ok(Some((items, doc))),
-                Ok(Err(e)) if e.code() == "ERR_PRISM_LSP_TIMEOUT" => Ok(None),
-                Ok(Err(e)) => Err(e),
-                Err(_) => Ok(None),
-            };
-        }
         let mut changes = session.changes();
         let mut closed = session.transport.subscribe_closed();
         loop {
+            // Checked on every wake: a server may register pull diagnostics after start.
+            if session.pull_supported() {
+                return self.pull_set(session, uri, deadline).await;
+            }
             let Some(doc) = lock(&session.state.open).get(uri).cloned() else {
                 return Ok(None);
             };
@@ -582,6 +574,24 @@ impl Intelligence {
                 _ = tokio::time::sleep_until(tokio::time::Instant::from_std(wake)) => {}
                 _ = closed.wait_for(|c| *c) => {}
             }
+        }
+    }
+
+    async fn pull_set(
+        &self,
+        session: &Arc<Session>,
+        uri: &str,
+        deadline: Instant,
+    ) -> Result<Option<(Arc<Vec<Value>>, OpenDoc)>> {
+        let Some(doc) = lock(&session.state.open).get(uri).cloned() else {
+            return Ok(None);
+        };
+        let left = deadline.saturating_duration_since(Instant::now());
+        match tokio::time::timeout(left, session.pull(uri, doc.version)).await {
+            Ok(Ok(items)) => Ok(Some((items, doc))),
+            Ok(Err(e)) if e.code() == "ERR_PRISM_LSP_TIMEOUT" => Ok(None),
+            Ok(Err(e)) => Err(e),
+            Err(_) => Ok(None),
         }
     }
 
