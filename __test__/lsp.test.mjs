@@ -79,6 +79,8 @@ test('options are validated: types, caps, limits outside 1..hard', () => {
   }
   assert.throws(() => createLanguageIntelligence({ workspaceRoot: ws, servers: {}, limits: { maxResult: 5 } }), TypeError)
   assert.throws(() => createLanguageIntelligence({ workspaceRoot: ws, servers: {}, limits: { maxResults: '5' } }), TypeError)
+  assert.throws(() => createLanguageIntelligence({ workspaceRoot: ws, servers: {}, big: 1n }), TypeError)
+  assert.throws(() => createLanguageIntelligence({ workspaceRoot: ws, servers: JSON.parse('{"__proto__": {"command": 1, "languages": ["x"]}}') }), TypeError)
   const cyclic = { workspaceRoot: ws, servers: {} }
   cyclic.self = cyclic
   assert.throws(() => createLanguageIntelligence(cyclic), TypeError)
@@ -99,6 +101,12 @@ test('files without a server are UNSUPPORTED; paths outside the workspace are WO
   await assert.rejects(li.hover({ file: 'a.ts', line: -1, character: 0 }), TypeError)
   await assert.rejects(li.hover(null), TypeError)
   await assert.rejects(li.diagnosticDelta({ files: 'a.ts' }), TypeError)
+  await assert.rejects(li.diagnosticDelta({ files: [1] }), TypeError)
+  await assert.rejects(li.diagnosticDelta({ files: ['a.py'], previous: 5 }), TypeError)
+  await assert.rejects(li.hover({ file: 'a.ts', line: NaN, character: 0 }), TypeError)
+  await assert.rejects(li.rename({ file: 'a.py', line: 0, character: 0, newName: 7 }), TypeError)
+  await assert.rejects(li.workspaceSymbols('x'.repeat(2000)), code('ERR_PRISM_LSP_LIMIT'))
+  await assert.rejects(li.syncDocument('x'.repeat(10000)), code('ERR_PRISM_LSP_WORKSPACE'))
   await li.dispose()
 })
 
@@ -369,6 +377,31 @@ test('dispose: shutdown, exit, stdin closed; no process of the group survives', 
   assert.ok(await waitFor(() => !alive(pid) && !alive(grandchild)), 'server and grandchild are gone')
   await assert.rejects(li.syncDocument('a.ts'), code('ERR_PRISM_LSP_SERVER'))
   await li.dispose() // idempotent
+})
+
+test('requests made while the server starts wait for initialize/initialized', async () => {
+  const { ws, log, li } = setup({ initDelayMs: 300 })
+  writeFileSync(join(ws, 'a.ts'), 'hello world\n')
+  const loc = { file: 'a.ts', line: 0, character: 1 }
+  const [h1, h2, sync] = await Promise.all([li.hover(loc), li.hover({ ...loc, character: 8 }), li.syncDocument('a.ts')])
+  assert.match(h1.text, /word:hello/)
+  assert.match(h2.text, /word:world/)
+  assert.equal(sync.version >= 1, true)
+  const methods = readLog(log).filter((e) => e.in).map((e) => e.in.method)
+  assert.deepEqual(methods.slice(0, 2), ['initialize', 'initialized'])
+  assert.equal(methods.filter((m) => m === 'initialize').length, 1, 'one server for concurrent callers')
+  await li.dispose()
+})
+
+test('dispose escalates: a server that ignores shutdown, exit and SIGTERM is SIGKILLed', async () => {
+  const { ws, log, li } = setup({ stubborn: true }, { limits: { requestTimeoutMs: 300 } })
+  writeFileSync(join(ws, 'a.ts'), 'x\n')
+  await li.syncDocument('a.ts')
+  const pid = readLog(log)[0].pid
+  await li.dispose()
+  assert.equal(received(log, 'shutdown').length, 1)
+  assert.ok(readLog(log).some((e) => e.sigterm), 'SIGTERM came first')
+  assert.ok(await waitFor(() => !alive(pid)), 'then SIGKILL')
 })
 
 test('UTF-8 negotiated: positions convert exactly on emoji and accents; rename edits every reference', async () => {

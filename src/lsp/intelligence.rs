@@ -741,8 +741,8 @@ impl Intelligence {
     pub async fn diagnostic_delta(self: &Arc<Self>, input: &Value) -> Result<Value> {
         self.check_live()?;
         let f = Fields::new(input, "input", type_err)?;
-        let files = self.parse_files(f.get("files"))?;
         let previous = parse_previous(f.get("previous"))?;
+        let files = self.parse_files(f.get("files"))?;
         let refreshed = self.refresh(files).await?;
         let generation = self.generation.fetch_add(1, Ordering::SeqCst) + 1;
         let mut out = Map::new();
