@@ -1,7 +1,7 @@
 // LanguageIntelligence against the scriptable fake server: every robustness rule.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { writeFileSync, readFileSync, symlinkSync, existsSync, mkdirSync } from 'node:fs'
+import { writeFileSync, readFileSync, symlinkSync, existsSync, mkdirSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import {
   createLanguageIntelligence,
@@ -404,6 +404,21 @@ test('dispose escalates: a server that ignores shutdown, exit and SIGTERM is SIG
   assert.ok(await waitFor(() => !alive(pid)), 'then SIGKILL')
 })
 
+test('run-time caps: message bytes, diagnostics per file, results per query', async () => {
+  const { ws, li } = setup({}, { limits: { maxMessageBytes: 4096, maxDiagnosticsPerFile: 2, maxResults: 3 } })
+  writeFileSync(join(ws, 'big.ts'), 'x'.repeat(5000))
+  await assert.rejects(li.syncDocument('big.ts'), code('ERR_PRISM_LSP_LIMIT'))
+  writeFileSync(join(ws, 'a.ts'), 'ERROR ERROR ERROR ERROR\nfoo foo foo foo foo\n')
+  const d = await li.diagnosticDelta({ files: ['a.ts'] })
+  assert.equal(d.files['a.ts'].added.length, 2)
+  const refs = await li.references({ file: 'a.ts', line: 1, character: 0 })
+  assert.equal(refs.length, 3)
+  await assert.rejects(li.diagnosticDelta({ files: ['a.ts', 'b.ts', 'c.ts', 'd.ts'] }), code('ERR_PRISM_LSP_LIMIT'))
+  await assert.rejects(li.rename({ file: 'a.ts', line: 1, character: 0, newName: 'bar' }), code('ERR_PRISM_LSP_LIMIT'))
+  assert.equal(readFileSync(join(ws, 'a.ts'), 'utf8'), 'ERROR ERROR ERROR ERROR\nfoo foo foo foo foo\n')
+  await li.dispose()
+})
+
 test('UTF-8 negotiated: positions convert exactly on emoji and accents; rename edits every reference', async () => {
   const { ws, li } = setup({ encoding: 'utf-8' })
   const a = 'const café = "🙂"; // 🙂🙂 é\nlet 𝒳 = café + café // ERROR\n'
@@ -472,6 +487,7 @@ test('rename consults the policy before writing; denied or throwing policy write
   assert.equal(edits.length, 3)
   assert.equal(readFileSync(join(ws, 'a.ts'), 'utf8'), 'function bar() {}\nbar()\n')
   assert.equal(readFileSync(join(ws, 'b.ts'), 'utf8'), 'bar()\n')
+  assert.deepEqual(readdirSync(ws).filter((f) => f.includes('.prism-')), [], 'no temporary files left')
   await li.dispose()
 })
 
