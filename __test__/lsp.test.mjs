@@ -400,8 +400,9 @@ test('dispose escalates: a server that ignores shutdown, exit and SIGTERM is SIG
   const pid = readLog(log)[0].pid
   await li.dispose()
   assert.equal(received(log, 'shutdown').length, 1)
-  assert.ok(readLog(log).some((e) => e.sigterm), 'SIGTERM came first')
-  assert.ok(await waitFor(() => !alive(pid)), 'then SIGKILL')
+  // (It may log the SIGTERM it ignores; whether it gets to before the SIGKILL depends
+  // on load, so that is not asserted.)
+  assert.ok(await waitFor(() => !alive(pid)), 'killed despite ignoring everything')
 })
 
 test('run-time caps: message bytes, diagnostics per file, results per query', async () => {
