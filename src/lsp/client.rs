@@ -515,3 +515,76 @@ fn answer_request(
         _ => Err((METHOD_NOT_FOUND, format!("method not found: {method}"))),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ws() -> Workspace {
+        Workspace::new(&std::env::temp_dir().to_string_lossy()).unwrap()
+    }
+
+    #[test]
+    fn every_server_request_gets_an_answer() {
+        let st = SessionState::default();
+        let w = ws();
+        assert_eq!(
+            answer_request(
+                "workspace/configuration",
+                &json!({"items": [{}, {}, {}]}),
+                &st,
+                &w
+            ),
+            Ok(json!([null, null, null]))
+        );
+        assert_eq!(
+            answer_request("window/workDoneProgress/create", &json!({}), &st, &w),
+            Ok(Value::Null)
+        );
+        assert_eq!(
+            answer_request("workspace/diagnostic/refresh", &Value::Null, &st, &w),
+            Ok(Value::Null)
+        );
+        let folders = answer_request("workspace/workspaceFolders", &Value::Null, &st, &w).unwrap();
+        assert_eq!(folders[0]["uri"], json!(w.root_uri));
+        let applied = answer_request("workspace/applyEdit", &json!({}), &st, &w).unwrap();
+        assert_eq!(applied["applied"], json!(false));
+        let err = answer_request("x/unknown", &Value::Null, &st, &w).unwrap_err();
+        assert_eq!(err.0, METHOD_NOT_FOUND);
+    }
+
+    #[test]
+    fn registrations_are_tracked() {
+        let st = SessionState::default();
+        let w = ws();
+        let reg = json!({"registrations": [{"id": "1", "method": "textDocument/diagnostic", "registerOptions": {"identifier": "p"}}]});
+        answer_request("client/registerCapability", &reg, &st, &w).unwrap();
+        assert_eq!(lock(&st.registrations).len(), 1);
+        let unreg = json!({"unregisterations": [{"id": "1", "method": "textDocument/diagnostic"}]});
+        answer_request("client/unregisterCapability", &unreg, &st, &w).unwrap();
+        assert!(lock(&st.registrations).is_empty());
+    }
+
+    #[test]
+    fn versioned_publishes_keep_the_newest() {
+        let st = SessionState::default();
+        record_publish(
+            &st,
+            &json!({"uri": "file:///a", "version": 3, "diagnostics": [{"message": "new"}]}),
+        );
+        record_publish(
+            &st,
+            &json!({"uri": "file:///a", "version": 2, "diagnostics": [{"message": "old"}]}),
+        );
+        record_publish(&st, &json!({"uri": "file:///a", "diagnostics": []}));
+        let e = lock(&st.push).get("file:///a").cloned().unwrap();
+        let (v, set) = e.versioned.unwrap();
+        assert_eq!(v, 3);
+        assert_eq!(set[0]["message"], json!("new"));
+        let (seq, _, set) = e.unversioned.unwrap();
+        assert_eq!(seq, 3);
+        assert!(set.is_empty());
+        // Garbage params are ignored.
+        record_publish(&st, &json!({"diagnostics": 5}));
+    }
+}
