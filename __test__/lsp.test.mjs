@@ -168,7 +168,7 @@ test('push diagnostics: added after an error, removed after the fix, never the s
 })
 
 test('a set that never arrives is incomplete, never clean', async () => {
-  const { ws, li } = setup({ skipPublishFor: [2] }, { limits: { requestTimeoutMs: 400 } })
+  const { ws, li } = setup({ skipPublishFor: [2] }, { limits: { requestTimeoutMs: 2000 } })
   const file = join(ws, 'a.ts')
   writeFileSync(file, 'ERROR\n')
   await li.syncDocument('a.ts')
@@ -277,7 +277,7 @@ test('every server→client request is answered; unknown ones get MethodNotFound
 })
 
 test('a timed-out request sends $/cancelRequest and fails with TIMEOUT', async () => {
-  const { ws, log, li } = setup({ slowMs: 10000 }, { limits: { requestTimeoutMs: 300 } })
+  const { ws, log, li } = setup({ slowMs: 10000 }, { limits: { requestTimeoutMs: 2000 } })
   writeFileSync(join(ws, 'a.ts'), 'hello\n')
   await assert.rejects(li.hover({ file: 'a.ts', line: 0, character: 1 }), code('ERR_PRISM_LSP_TIMEOUT'))
   const hoverId = received(log, 'textDocument/hover')[0].id
@@ -394,7 +394,7 @@ test('requests made while the server starts wait for initialize/initialized', as
 })
 
 test('dispose escalates: a server that ignores shutdown, exit and SIGTERM is SIGKILLed', async () => {
-  const { ws, log, li } = setup({ stubborn: true }, { limits: { requestTimeoutMs: 300 } })
+  const { ws, log, li } = setup({ stubborn: true }, { limits: { requestTimeoutMs: 2000 } })
   writeFileSync(join(ws, 'a.ts'), 'x\n')
   await li.syncDocument('a.ts')
   const pid = readLog(log)[0].pid
@@ -503,6 +503,21 @@ test('a rename that would edit outside the workspace is refused and writes nothi
   assert.equal(readFileSync(victim, 'utf8'), 'keep\n')
   assert.equal(readFileSync(join(ws, 'a.ts'), 'utf8'), 'foo foo\n')
   await li.dispose()
+})
+
+test('a definition only outside the workspace is WORKSPACE; stale-version rename edits are refused', async () => {
+  const outside = workspace('prism-outside-')
+  writeFileSync(join(outside, 'lib.d.ts'), 'declare const x: 1\n')
+  const { ws, li } = setup({ outsideDefinition: join(outside, 'lib.d.ts') })
+  writeFileSync(join(ws, 'a.ts'), 'foo\n')
+  await assert.rejects(li.definitions({ file: 'a.ts', line: 0, character: 0 }), code('ERR_PRISM_LSP_WORKSPACE'))
+  await li.dispose()
+  const stale = setup({ staleRename: true })
+  writeFileSync(join(stale.ws, 'a.ts'), 'foo foo\n')
+  await stale.li.syncDocument('a.ts')
+  await assert.rejects(stale.li.rename({ file: 'a.ts', line: 0, character: 0, newName: 'bar' }), code('ERR_PRISM_LSP_SERVER'))
+  assert.equal(readFileSync(join(stale.ws, 'a.ts'), 'utf8'), 'foo foo\n')
+  await stale.li.dispose()
 })
 
 test('hover on nothing is undefined; positions outside the document are RangeErrors', async () => {

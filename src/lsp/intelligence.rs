@@ -884,7 +884,7 @@ impl Intelligence {
 
     /// Server locations (Location | Location[] | LocationLink[]) inside the workspace, as
     /// `{ file, line, character, endLine, endCharacter }` in UTF-16.
-    async fn locations(&self, session: &Session, result: &Value) -> Vec<Value> {
+    async fn locations(&self, session: &Session, result: &Value) -> Result<Vec<Value>> {
         let items: Vec<&Value> = match result {
             Value::Array(a) => a.iter().collect(),
             Value::Object(_) => vec![result],
@@ -892,6 +892,7 @@ impl Intelligence {
         };
         let mut cache = HashMap::new();
         let mut out = Vec::new();
+        let mut outside = 0usize;
         for item in items {
             if out.len() >= self.limits.max_results {
                 break;
@@ -905,11 +906,20 @@ impl Intelligence {
                 (_, Some(Value::String(u))) => (u, item.get("range")),
                 _ => continue,
             };
-            if let Some(loc) = self.location(session, uri, range, &mut cache).await {
-                out.push(loc);
+            match self.location(session, uri, range, &mut cache).await {
+                Some(loc) => out.push(loc),
+                None => outside += 1,
             }
         }
-        out
+        if out.is_empty() && outside > 0 {
+            return Err(lsp(
+                LspCode::Workspace,
+                format!(
+                    "the server answered only with {outside} location(s) outside the workspace"
+                ),
+            ));
+        }
+        Ok(out)
     }
 
     async fn location(
@@ -973,7 +983,7 @@ impl Intelligence {
             .session
             .request("textDocument/definition", t.position)
             .await?;
-        Ok(Value::Array(self.locations(&t.session, &r).await))
+        Ok(Value::Array(self.locations(&t.session, &r).await?))
     }
 
     pub async fn references(&self, input: &Value) -> Result<Value> {
@@ -987,7 +997,7 @@ impl Intelligence {
         let mut params = t.position;
         params["context"] = json!({ "includeDeclaration": true });
         let r = t.session.request("textDocument/references", params).await?;
-        Ok(Value::Array(self.locations(&t.session, &r).await))
+        Ok(Value::Array(self.locations(&t.session, &r).await?))
     }
 
     pub async fn workspace_symbols(&self, input: &Value) -> Result<Value> {
@@ -1077,6 +1087,24 @@ impl Intelligence {
                 else {
                     continue;
                 };
+                // Edits made for another version of an open document are stale.
+                if let Some(v) = c
+                    .get("textDocument")
+                    .and_then(|d| d.get("version"))
+                    .and_then(Value::as_i64)
+                {
+                    let open = self.ws.resolve_uri(uri).and_then(|(p, _)| {
+                        lock(&t.session.state.open)
+                            .get(&path_to_uri(&p))
+                            .map(|d| d.version)
+                    });
+                    if open.is_some_and(|cur| cur != v) {
+                        return Err(lsp(
+                            LspCode::Server,
+                            format!("rename edits were computed for version {v} of {uri}, not the synced one"),
+                        ));
+                    }
+                }
                 let edits = c
                     .get("edits")
                     .and_then(Value::as_array)
