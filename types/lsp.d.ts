@@ -153,7 +153,7 @@ export declare class LanguageIntelligence {
   constructor(options: LanguageIntelligenceOptions)
   /** Symbols matching `query` from every configured server that offers them. */
   workspaceSymbols(query: string, options?: LanguageIntelligenceCallOptions): Promise<LanguageSymbol[]>
-  /** Definition locations of the symbol at `loc` (locations outside the workspace are omitted). */
+  /** Definition locations of the symbol at `loc`; locations outside the workspace are omitted (only such: `ERR_PRISM_LSP_WORKSPACE`). */
   definitions(loc: LanguageLocation, options?: LanguageIntelligenceCallOptions): Promise<LanguageRange[]>
   /** References (declaration included) of the symbol at `loc`. */
   references(loc: LanguageLocation, options?: LanguageIntelligenceCallOptions): Promise<LanguageRange[]>
