@@ -464,6 +464,7 @@ test('rename consults the policy before writing; denied or throwing policy write
   writeFileSync(join(ws, 'b.ts'), 'foo()\n')
   const actions = []
   let verdict = { allowed: false, reason: 'read-only session' }
+  let abortDuringCheck
   const li = createLanguageIntelligence({
     workspaceRoot: ws,
     servers: { fake: fake() },
@@ -471,6 +472,10 @@ test('rename consults the policy before writing; denied or throwing policy write
       async check(action) {
         actions.push(action)
         if (verdict === 'throw') throw new Error('policy backend down')
+        if (verdict === 'abort') {
+          abortDuringCheck.abort()
+          return { allowed: true }
+        }
         return verdict
       },
     },
@@ -483,7 +488,13 @@ test('rename consults the policy before writing; denied or throwing policy write
   verdict = 'throw'
   await assert.rejects(li.rename(input), (e) => e instanceof LanguageIntelligenceError && e.cause instanceof Error)
   assert.equal(readFileSync(join(ws, 'a.ts'), 'utf8'), text)
+  // Aborted while the policy decides: nothing is written.
+  const ac = new AbortController()
+  verdict = 'abort'
+  abortDuringCheck = ac
+  await assert.rejects(li.rename(input, { signal: ac.signal }), (e) => e.name === 'AbortError')
   verdict = { allowed: true }
+  assert.equal(readFileSync(join(ws, 'a.ts'), 'utf8'), text)
   const { edits } = await li.rename(input)
   assert.equal(edits.length, 3)
   assert.equal(readFileSync(join(ws, 'a.ts'), 'utf8'), 'function bar() {}\nbar()\n')

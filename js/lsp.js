@@ -147,7 +147,13 @@ class LanguageIntelligence {
         throw new LanguageIntelligenceError('WORKSPACE', `rename denied by policy${reason}`)
       }
     }
-    return this.#call('renameApply', { plan: plan.plan }, options)
+    // Once writing starts it finishes: an abort after this point does not stop it.
+    const signal = callOptions(options)
+    if (signal && signal.aborted) {
+      await this.#discard(plan.plan)
+      throw abortReason(signal)
+    }
+    return this.#call('renameApply', { plan: plan.plan })
   }
 
   async #discard(plan) {
