@@ -44,6 +44,8 @@ pub struct PullEntry {
 pub struct OpenDoc {
     pub version: i64,
     pub text: Arc<String>,
+    /// Line index of `text` (see `documents::line_starts`).
+    pub lines: Arc<Vec<usize>>,
     /// Push sequence number when this version was sent: unversioned publishes after it
     /// belong to this version.
     pub push_mark: u64,

@@ -260,13 +260,21 @@ pub fn byte_to_column(line_text: &str, byte: usize, enc: Encoding) -> u64 {
 /// A text with its line index, for position conversion.
 pub struct Text<'a> {
     pub text: &'a str,
-    starts: Vec<usize>,
+    starts: std::borrow::Cow<'a, [usize]>,
 }
 
 impl<'a> Text<'a> {
     pub fn new(text: &'a str) -> Self {
         Self {
-            starts: line_starts(text),
+            starts: std::borrow::Cow::Owned(line_starts(text)),
+            text,
+        }
+    }
+
+    /// With a line index computed before by [`line_starts`] for this very text.
+    pub fn with_index(text: &'a str, starts: &'a [usize]) -> Self {
+        Self {
+            starts: std::borrow::Cow::Borrowed(starts),
             text,
         }
     }

@@ -5,7 +5,7 @@
 //! consulted the host's policy).
 
 use super::client::{lock, OpenDoc, Session, SessionConfig};
-use super::documents::{language_id, path_to_uri, Encoding, Text, Workspace};
+use super::documents::{language_id, line_starts, path_to_uri, Encoding, Text, Workspace};
 use super::process::Launch;
 use crate::diagnostics::{self as diag, NormalizeOptions, NormalizedDiagnostic};
 use crate::error::{LspCode, PrismError, Result};
@@ -464,6 +464,7 @@ impl Intelligence {
         let was_open = lock(&session.state.open).contains_key(&uri);
         let doc = OpenDoc {
             version,
+            lines: Arc::new(line_starts(&text)),
             text: Arc::new(text),
             push_mark: session.state.push_seq.load(Ordering::SeqCst),
         };
@@ -603,7 +604,7 @@ impl Intelligence {
         doc: &OpenDoc,
         items: &[Value],
     ) -> Result<Vec<NormalizedDiagnostic>> {
-        let text = Text::new(&doc.text);
+        let text = Text::with_index(&doc.text, &doc.lines);
         let enc = session.encoding;
         let raw: Vec<Value> = items
             .iter()
@@ -824,7 +825,7 @@ impl Intelligence {
         let (path, rel) = self.ws.resolve(file)?;
         let idx = self.slot_for(&rel)?;
         let (session, uri, doc) = self.ensure_open(&path, &rel, idx).await?;
-        let text = Text::new(&doc.text);
+        let text = Text::with_index(&doc.text, &doc.lines);
         let Some(line_text) = usize::try_from(line).ok().and_then(|l| text.line(l)) else {
             return Err(PrismError::range(format!(
                 "line {line} is outside {rel:?} ({} lines)",
