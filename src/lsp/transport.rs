@@ -48,6 +48,8 @@ pub struct Transport {
     max_message: usize,
     max_pending: usize,
     closed_tx: watch::Sender<bool>,
+    /// Bytes handed to the writer task and not yet written.
+    queued: std::sync::atomic::AtomicUsize,
 }
 
 fn lock(m: &Mutex<PendingState>) -> MutexGuard<'_, PendingState> {
@@ -79,6 +81,7 @@ impl Transport {
             max_message,
             max_pending,
             closed_tx,
+            queued: std::sync::atomic::AtomicUsize::new(0),
         });
         tokio::spawn(write_loop(writer, wrx, Arc::downgrade(&transport)));
         tokio::spawn(read_loop(
@@ -146,9 +149,29 @@ impl Transport {
         if let Some(e) = self.closed() {
             return Err(e);
         }
+        // Bytes waiting for a server that does not read its input are bounded.
+        let len = frame.len();
+        let queued = self
+            .queued
+            .fetch_add(len, Ordering::SeqCst)
+            .saturating_add(len);
+        if queued > self.max_queued() {
+            self.queued.fetch_sub(len, Ordering::SeqCst);
+            let e = PrismError::lsp(
+                LspCode::Server,
+                format!("the language server is not reading its input ({queued} bytes queued)"),
+            );
+            self.fail_all(e.clone());
+            return Err(e);
+        }
         self.writer
             .send(WriterCmd::Frame(frame))
             .map_err(|_| server_gone())
+    }
+
+    /// Most bytes queued for writing: a few messages of the largest size.
+    fn max_queued(&self) -> usize {
+        self.max_message.saturating_mul(4).max(1 << 20)
     }
 
     /// Send a notification.
@@ -272,6 +295,9 @@ async fn write_loop<W: AsyncWrite + Unpin>(
                     writer.flush().await
                 }
                 .await;
+                if let Some(t) = transport.upgrade() {
+                    t.queued.fetch_sub(frame.len(), Ordering::SeqCst);
+                }
                 if let Err(e) = res {
                     if let Some(t) = transport.upgrade() {
                         t.fail_all(PrismError::lsp(
@@ -521,6 +547,25 @@ mod tests {
             call.await.unwrap().unwrap_err().code(),
             "ERR_PRISM_LSP_FRAMING"
         );
+    }
+
+    #[tokio::test]
+    async fn a_server_that_does_not_read_is_bounded() {
+        // The server side never reads: the duplex buffer fills, then the queue.
+        let (client_out, _server_in) = duplex(1024);
+        let (_server_out, client_in) = duplex(1024);
+        let (t, _rx) = Transport::start(client_in, client_out, 64 * 1024, 4);
+        let big = "x".repeat(60 * 1024);
+        let mut failed = None;
+        for _ in 0..100 {
+            if let Err(e) = t.notify("textDocument/didChange", json!({ "text": big })) {
+                failed = Some(e);
+                break;
+            }
+        }
+        let e = failed.expect("the queue is bounded");
+        assert_eq!(e.code(), "ERR_PRISM_LSP_SERVER");
+        assert!(t.closed().is_some());
     }
 
     #[tokio::test]
