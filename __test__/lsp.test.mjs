@@ -244,18 +244,19 @@ test('pull diagnostics reuse previousResultId and honour unchanged', async () =>
 })
 
 test('workspace/diagnostic/refresh is acknowledged and followed by a re-pull', async () => {
-  const { ws, log, li } = setup({ pull: true, refreshAfterMs: 300 })
+  // The server asks for a refresh right after answering our one pull.
+  const { ws, log, li } = setup({ pull: true, refreshAfterPull: true })
   writeFileSync(join(ws, 'a.ts'), 'ERROR\n')
   await li.diagnosticDelta({ files: ['a.ts'] })
-  const ok = await waitFor(() => {
-    const entries = readLog(log)
-    const ack = entries.findIndex((e) => e.response === 'workspace/diagnostic/refresh')
-    return ack !== -1 && entries.slice(ack).some((e) => e.in && e.in.method === 'textDocument/diagnostic')
-  })
-  assert.ok(ok, 'refresh acknowledged then re-pulled')
-  const ack = readLog(log).find((e) => e.response === 'workspace/diagnostic/refresh')
-  assert.equal(ack.result, null)
-  assert.equal(ack.error, undefined)
+  const ok = await waitFor(() => received(log, 'textDocument/diagnostic').length === 2)
+  assert.ok(ok, 'a second pull follows the refresh')
+  const entries = readLog(log)
+  const ack = entries.findIndex((e) => e.response === 'workspace/diagnostic/refresh')
+  assert.ok(ack !== -1)
+  assert.equal(entries[ack].result, null)
+  assert.equal(entries[ack].error, undefined)
+  const repull = entries.findLastIndex((e) => e.in && e.in.method === 'textDocument/diagnostic')
+  assert.ok(repull > ack, 'the re-pull comes after the acknowledgement')
   await li.dispose()
 })
 
