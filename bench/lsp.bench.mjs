@@ -7,7 +7,7 @@
 // - syncDocument → complete diagnosticDelta with typescript-language-server vs raw
 //   didChange → first publishDiagnostics from Node.
 import { spawn } from 'node:child_process'
-import { mkdtempSync, writeFileSync, realpathSync } from 'node:fs'
+import { mkdtempSync, writeFileSync, realpathSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, dirname } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
@@ -117,6 +117,7 @@ async function hoverBench() {
   const perRaw = (med(rawTimes) * 1000) / N
   const perOurs = (med(ourTimes) * 1000) / N
   const perIdle = (med(idleTimes) * 1000) / N
+  rmSync(ws, { recursive: true, force: true })
   console.log(`hover round trip (fake stdio server, ${N} sequential, 11 interleaved batches): LanguageIntelligence ${fmt(perOurs, 1)} µs, raw Node JSON-RPC ${fmt(perRaw, 1)} µs, ratio ${fmt(perOurs / perRaw)}x (target ≤ 1.5x); a native call without I/O costs ${fmt(perIdle, 1)} µs`)
 }
 
@@ -209,6 +210,7 @@ async function diagnosticsBench() {
     floor.push(performance.now() - t0)
   }
   await raw.close()
+  rmSync(ws, { recursive: true, force: true })
   const med = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)]
   console.log(`syncDocument → complete diagnosticDelta (typescript-language-server, error toggled): ${fmt(med(ours), 0)} ms median; raw didChange → first publishDiagnostics ${fmt(med(floor), 0)} ms; ratio ${fmt(med(ours) / med(floor))}x (includes the 300 ms settle for unversioned publishes)`)
 }
