@@ -138,6 +138,31 @@ test('first sync opens (version 1), later syncs send full-content didChange with
   await li.dispose()
 })
 
+test('language ids come from extensions; servers get their env and run in the workspace', async () => {
+  const ws = workspace()
+  const log = join(ws, '.log')
+  const li = createLanguageIntelligence({
+    workspaceRoot: ws,
+    servers: {
+      web: { ...fake({ log }, ['typescriptreact', 'javascript', 'json', 'markdown', 'css', 'html', 'plaintext']), env: { PRISM_FAKE_ENV: 'from-host' } },
+    },
+  })
+  const files = { 'a.tsx': 'typescriptreact', 'b.mjs': 'javascript', 'c.cjs': 'javascript', 'd.json': 'json', 'e.md': 'markdown', 'f.css': 'css', 'g.html': 'html', 'h.txt': 'plaintext' }
+  for (const f of Object.keys(files)) {
+    writeFileSync(join(ws, f), '{}\n')
+    await li.syncDocument(f)
+  }
+  await waitFor(() => received(log, 'textDocument/didOpen').length === Object.keys(files).length)
+  const opened = Object.fromEntries(received(log, 'textDocument/didOpen').map((m) => [m.params.textDocument.uri.split('/').pop(), m.params.textDocument.languageId]))
+  assert.deepEqual(opened, files)
+  const start = readLog(log).find((e) => e.env !== undefined)
+  assert.equal(start.env, 'from-host')
+  assert.equal(start.cwd, ws)
+  writeFileSync(join(ws, 'x.ts'), '\n')
+  await assert.rejects(li.syncDocument('x.ts'), code('ERR_PRISM_LSP_UNSUPPORTED'))
+  await li.dispose()
+})
+
 test('push diagnostics: added after an error, removed after the fix, never the stale set', async () => {
   // The server re-publishes the previous version's set before the current one, late.
   const { ws, li } = setup({ staleFirst: true, publishDelayMs: 50 })
