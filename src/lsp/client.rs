@@ -556,6 +556,36 @@ mod tests {
     }
 
     #[test]
+    fn client_capabilities_are_valid_lsp_types() {
+        // Deserialising into lsp-types proves the field names: a misspelt field would
+        // be dropped and read back as None.
+        let caps: lsp_types::ClientCapabilities =
+            serde_json::from_value(client_capabilities()).unwrap();
+        let general = caps.general.unwrap();
+        assert_eq!(
+            general.position_encodings.unwrap(),
+            vec![
+                lsp_types::PositionEncodingKind::UTF8,
+                lsp_types::PositionEncodingKind::UTF16
+            ]
+        );
+        let td = caps.text_document.unwrap();
+        assert_eq!(td.publish_diagnostics.unwrap().version_support, Some(true));
+        assert!(td.diagnostic.is_some());
+        assert_eq!(td.definition.unwrap().link_support, Some(true));
+        let ws = caps.workspace.unwrap();
+        assert_eq!(ws.configuration, Some(true));
+        assert_eq!(ws.workspace_folders, Some(true));
+        assert_eq!(caps.window.unwrap().work_done_progress, Some(true));
+        // The protocol spells it `workspace.diagnostics` (vscode-languageserver-protocol);
+        // lsp-types 0.97 reads `diagnostic`, so this one is checked on the JSON.
+        assert_eq!(
+            client_capabilities()["workspace"]["diagnostics"]["refreshSupport"],
+            json!(true)
+        );
+    }
+
+    #[test]
     fn registrations_are_tracked() {
         let st = SessionState::default();
         let w = ws();
