@@ -39,5 +39,6 @@ export const {
 export const { createArtifactHandler, toNodeListener } = cjs
 
 // language intelligence
+export const { createLanguageIntelligence, LanguageIntelligence, encodeLspFrame, LspFrameReader } = cjs
 
 export default cjs

@@ -1,0 +1,590 @@
+// LanguageIntelligence against the scriptable fake server: every robustness rule.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { writeFileSync, readFileSync, symlinkSync, existsSync, mkdirSync, readdirSync } from 'node:fs'
+import { join } from 'node:path'
+import {
+  createLanguageIntelligence,
+  LanguageIntelligence,
+  LanguageIntelligenceError,
+  encodeLspFrame,
+  LspFrameReader,
+} from '../index.mjs'
+import { workspace, fake, readLog, received, alive, waitFor } from './fixtures/lsp-helpers.mjs'
+
+function setup(opts = {}, extra = {}) {
+  const ws = workspace()
+  const log = join(ws, '.fake-log.jsonl')
+  const li = createLanguageIntelligence({
+    workspaceRoot: ws,
+    servers: { fake: fake({ log, ...opts }) },
+    ...extra,
+  })
+  return { ws, log, li }
+}
+
+const code = (c) => (err) => {
+  assert.ok(err instanceof LanguageIntelligenceError, `expected LanguageIntelligenceError, got ${err && err.stack}`)
+  assert.equal(err.code, c)
+  return true
+}
+
+function pidOf(hover) {
+  return Number(/pid:(\d+)/.exec(hover.text)[1])
+}
+
+test('construction spawns nothing and returns a LanguageIntelligence', async () => {
+  const { ws, log, li } = setup()
+  assert.ok(li instanceof LanguageIntelligence)
+  writeFileSync(join(ws, 'a.ts'), 'const a = 1\n')
+  await new Promise((r) => setTimeout(r, 100))
+  assert.equal(existsSync(log), false)
+  await li.syncDocument('a.ts')
+  assert.equal(received(log, 'initialize').length, 1)
+  await li.dispose()
+})
+
+test('options are validated: types, caps, limits outside 1..hard', () => {
+  const ws = workspace()
+  assert.throws(() => createLanguageIntelligence(null), TypeError)
+  assert.throws(() => createLanguageIntelligence({ workspaceRoot: ws }), TypeError)
+  assert.throws(() => createLanguageIntelligence({ workspaceRoot: 1, servers: {} }), TypeError)
+  assert.throws(() => createLanguageIntelligence({ workspaceRoot: join(ws, 'missing'), servers: {} }), code('ERR_PRISM_LSP_WORKSPACE'))
+  assert.throws(() => createLanguageIntelligence({ workspaceRoot: ws, servers: { a: { command: 'x', languages: 'ts' } } }), TypeError)
+  assert.throws(() => createLanguageIntelligence({ workspaceRoot: ws, servers: { a: { command: '', languages: ['ts'] } } }), TypeError)
+  assert.throws(() => createLanguageIntelligence({ workspaceRoot: ws, servers: { a: { command: 'x', languages: [] } } }), TypeError)
+  assert.throws(() => createLanguageIntelligence({ workspaceRoot: ws, servers: {}, policy: {} }), TypeError)
+  const five = Object.fromEntries([1, 2, 3, 4, 5].map((i) => [`s${i}`, fake()]))
+  assert.throws(() => createLanguageIntelligence({ workspaceRoot: ws, servers: five }), code('ERR_PRISM_LSP_LIMIT'))
+  // Raised within the hard cap, five servers are fine.
+  createLanguageIntelligence({ workspaceRoot: ws, servers: five, limits: { maxServers: 5 } })
+  const hard = {
+    maxMessageBytes: 32 * 1024 * 1024,
+    maxDiagnosticsPerFile: 1000,
+    maxPendingRequests: 128,
+    maxResults: 5000,
+    requestTimeoutMs: 120000,
+    maxServers: 8,
+    maxRestarts: 10,
+  }
+  for (const [name, max] of Object.entries(hard)) {
+    createLanguageIntelligence({ workspaceRoot: ws, servers: {}, limits: { [name]: max } })
+    for (const bad of [0, max + 1, 1.5, -1]) {
+      assert.throws(
+        () => createLanguageIntelligence({ workspaceRoot: ws, servers: {}, limits: { [name]: bad } }),
+        (e) => e instanceof RangeError,
+        `${name}=${bad}`,
+      )
+    }
+  }
+  assert.throws(() => createLanguageIntelligence({ workspaceRoot: ws, servers: {}, limits: { maxResult: 5 } }), TypeError)
+  assert.throws(() => createLanguageIntelligence({ workspaceRoot: ws, servers: {}, limits: { maxResults: '5' } }), TypeError)
+  assert.throws(() => createLanguageIntelligence({ workspaceRoot: ws, servers: {}, big: 1n }), TypeError)
+  assert.throws(() => createLanguageIntelligence({ workspaceRoot: ws, servers: JSON.parse('{"__proto__": {"command": 1, "languages": ["x"]}}') }), TypeError)
+  const cyclic = { workspaceRoot: ws, servers: {} }
+  cyclic.self = cyclic
+  assert.throws(() => createLanguageIntelligence(cyclic), TypeError)
+})
+
+test('files without a server are UNSUPPORTED; paths outside the workspace are WORKSPACE', async () => {
+  const { ws, li } = setup()
+  const outside = workspace('prism-outside-')
+  writeFileSync(join(outside, 'o.ts'), 'x\n')
+  writeFileSync(join(ws, 'a.py'), 'x = 1\n')
+  symlinkSync(join(outside, 'o.ts'), join(ws, 'link.ts'))
+  await assert.rejects(li.syncDocument('a.py'), code('ERR_PRISM_LSP_UNSUPPORTED'))
+  await assert.rejects(li.syncDocument('../' + outside.split('/').pop() + '/o.ts'), code('ERR_PRISM_LSP_WORKSPACE'))
+  await assert.rejects(li.syncDocument(join(outside, 'o.ts')), code('ERR_PRISM_LSP_WORKSPACE'))
+  await assert.rejects(li.syncDocument('link.ts'), code('ERR_PRISM_LSP_WORKSPACE'))
+  await assert.rejects(li.syncDocument('missing.ts'), code('ERR_PRISM_LSP_WORKSPACE'))
+  await assert.rejects(li.syncDocument(42), TypeError)
+  await assert.rejects(li.hover({ file: 'a.ts', line: -1, character: 0 }), TypeError)
+  await assert.rejects(li.hover(null), TypeError)
+  await assert.rejects(li.diagnosticDelta({ files: 'a.ts' }), TypeError)
+  await assert.rejects(li.diagnosticDelta({ files: [1] }), TypeError)
+  await assert.rejects(li.diagnosticDelta({ files: ['a.py'], previous: 5 }), TypeError)
+  await assert.rejects(li.hover({ file: 'a.ts', line: NaN, character: 0 }), TypeError)
+  await assert.rejects(li.rename({ file: 'a.py', line: 0, character: 0, newName: 7 }), TypeError)
+  await assert.rejects(li.workspaceSymbols('x'.repeat(2000)), code('ERR_PRISM_LSP_LIMIT'))
+  await assert.rejects(li.syncDocument('x'.repeat(10000)), code('ERR_PRISM_LSP_WORKSPACE'))
+  await li.dispose()
+})
+
+test('first sync opens (version 1), later syncs send full-content didChange with version + 1', async () => {
+  const { ws, log, li } = setup()
+  const file = join(ws, 'a.ts')
+  writeFileSync(file, 'one\n')
+  assert.deepEqual(await li.syncDocument('a.ts'), { version: 1 })
+  writeFileSync(file, 'two\n')
+  assert.deepEqual(await li.syncDocument('a.ts'), { version: 2 })
+  writeFileSync(file, 'three\n')
+  assert.deepEqual(await li.syncDocument('./a.ts'), { version: 3 })
+  await li.diagnosticDelta({ files: ['a.ts'] })
+  const opens = received(log, 'textDocument/didOpen')
+  assert.equal(opens.length, 1)
+  assert.equal(opens[0].params.textDocument.version, 1)
+  assert.equal(opens[0].params.textDocument.languageId, 'typescript')
+  assert.equal(opens[0].params.textDocument.text, 'one\n')
+  const changes = received(log, 'textDocument/didChange')
+  assert.deepEqual(changes.map((c) => c.params.textDocument.version), [2, 3])
+  assert.deepEqual(changes.map((c) => c.params.contentChanges), [[{ text: 'two\n' }], [{ text: 'three\n' }]])
+  // Real client capabilities.
+  const init = received(log, 'initialize')[0].params
+  assert.deepEqual(init.capabilities.general.positionEncodings, ['utf-8', 'utf-16'])
+  assert.equal(init.capabilities.textDocument.publishDiagnostics.versionSupport, true)
+  assert.ok(init.capabilities.textDocument.diagnostic)
+  assert.equal(init.capabilities.workspace.configuration, true)
+  assert.equal(received(log, 'initialized').length, 1)
+  await li.dispose()
+})
+
+test('language ids come from extensions; servers get their env and run in the workspace', async () => {
+  const ws = workspace()
+  const log = join(ws, '.log')
+  const li = createLanguageIntelligence({
+    workspaceRoot: ws,
+    servers: {
+      web: { ...fake({ log }, ['typescriptreact', 'javascript', 'json', 'markdown', 'css', 'html', 'plaintext']), env: { PRISM_FAKE_ENV: 'from-host' } },
+    },
+  })
+  const files = { 'a.tsx': 'typescriptreact', 'b.mjs': 'javascript', 'c.cjs': 'javascript', 'd.json': 'json', 'e.md': 'markdown', 'f.css': 'css', 'g.html': 'html', 'h.txt': 'plaintext' }
+  for (const f of Object.keys(files)) {
+    writeFileSync(join(ws, f), '{}\n')
+    await li.syncDocument(f)
+  }
+  await waitFor(() => received(log, 'textDocument/didOpen').length === Object.keys(files).length)
+  const opened = Object.fromEntries(received(log, 'textDocument/didOpen').map((m) => [m.params.textDocument.uri.split('/').pop(), m.params.textDocument.languageId]))
+  assert.deepEqual(opened, files)
+  const start = readLog(log).find((e) => e.env !== undefined)
+  assert.equal(start.env, 'from-host')
+  assert.equal(start.cwd, ws)
+  writeFileSync(join(ws, 'x.ts'), '\n')
+  await assert.rejects(li.syncDocument('x.ts'), code('ERR_PRISM_LSP_UNSUPPORTED'))
+  await li.dispose()
+})
+
+test('push diagnostics: added after an error, removed after the fix, never the stale set', async () => {
+  // The server re-publishes the previous version's set before the current one, late.
+  const { ws, li } = setup({ staleFirst: true, publishDelayMs: 50 })
+  const file = join(ws, 'a.ts')
+  writeFileSync(file, 'let a = 1\nERROR\n')
+  await li.syncDocument('a.ts')
+  const first = await li.diagnosticDelta({ files: ['a.ts'] })
+  assert.deepEqual(first.incomplete, [])
+  const d1 = first.files['a.ts']
+  assert.equal(d1.added.length, 1)
+  assert.equal(d1.added[0].line, 1)
+  assert.equal(d1.added[0].severity, 'error')
+  assert.equal(d1.added[0].generation, 1)
+  writeFileSync(file, 'let a = 1\nfine\n')
+  await li.syncDocument('a.ts')
+  const second = await li.diagnosticDelta({ files: ['a.ts'], previous: first })
+  const d2 = second.files['a.ts']
+  assert.equal(d2.removed.length, 1, JSON.stringify(second))
+  assert.equal(d2.added.length, 0)
+  assert.equal(d2.unchanged.length, 0)
+  assert.equal(d2.generation, 2)
+  assert.ok(second.generation > first.generation)
+  // Same set again: unchanged, no churn.
+  const third = await li.diagnosticDelta({ files: ['a.ts'], previous: second })
+  assert.deepEqual(third.files['a.ts'].added, [])
+  assert.deepEqual(third.files['a.ts'].removed, [])
+  await li.dispose()
+})
+
+test('a set that never arrives is incomplete, never clean', async () => {
+  const { ws, li } = setup({ skipPublishFor: [2] }, { limits: { requestTimeoutMs: 2000 } })
+  const file = join(ws, 'a.ts')
+  writeFileSync(file, 'ERROR\n')
+  await li.syncDocument('a.ts')
+  const first = await li.diagnosticDelta({ files: ['a.ts'] })
+  assert.equal(first.files['a.ts'].added.length, 1)
+  writeFileSync(file, 'clean\n')
+  await li.syncDocument('a.ts')
+  const second = await li.diagnosticDelta({ files: ['a.ts'], previous: first })
+  assert.deepEqual(second.incomplete, ['a.ts'])
+  assert.equal(second.files['a.ts'], undefined)
+  await assert.rejects(li.diagnostics('a.ts'), code('ERR_PRISM_LSP_TIMEOUT'))
+  await li.dispose()
+})
+
+test('unversioned publishes after the sync count for the synced version', async () => {
+  const { ws, li } = setup({ noVersion: true })
+  const file = join(ws, 'a.ts')
+  writeFileSync(file, 'ERROR ERROR\n')
+  await li.syncDocument('a.ts')
+  const first = await li.diagnosticDelta({ files: ['a.ts'] })
+  assert.equal(first.files['a.ts'].added.length, 2)
+  writeFileSync(file, 'ERROR\n')
+  await li.syncDocument('a.ts')
+  const second = await li.diagnosticDelta({ files: ['a.ts'], previous: first })
+  assert.equal(second.files['a.ts'].removed.length, 1)
+  assert.equal(second.files['a.ts'].unchanged.length, 1)
+  const all = await li.diagnostics()
+  assert.equal(all.length, 1)
+  await li.dispose()
+})
+
+test('diagnosticDelta opens files it has not seen, and drops stale previous views', async () => {
+  const { ws, li } = setup()
+  writeFileSync(join(ws, 'a.ts'), 'ERROR\n')
+  writeFileSync(join(ws, 'b.ts'), 'ok\nERROR\n')
+  const r = await li.diagnosticDelta({ files: ['a.ts', 'b.ts', 'a.ts'] })
+  assert.deepEqual(Object.keys(r.files).sort(), ['a.ts', 'b.ts'])
+  // A previous view from a newer generation is stale: ignored, so nothing is "removed".
+  const stale = { 'a.ts': [{ ...r.files['a.ts'].added[0], line: 7, generation: 99 }] }
+  const again = await li.diagnosticDelta({ files: ['a.ts'], previous: stale })
+  assert.equal(again.files['a.ts'].removed.length, 0)
+  assert.equal(again.files['a.ts'].added.length, 1)
+  await assert.rejects(li.diagnosticDelta({ files: ['a.ts'], previous: { 'a.ts': [{ nope: 1 }] } }), TypeError)
+  const list = await li.diagnostics('b.ts')
+  assert.equal(list.length, 1)
+  assert.equal(list[0].file, 'b.ts')
+  await li.dispose()
+})
+
+test('pull diagnostics reuse previousResultId and honour unchanged', async () => {
+  const { ws, log, li } = setup({ pull: true })
+  const file = join(ws, 'a.ts')
+  writeFileSync(file, 'ERROR\n')
+  await li.syncDocument('a.ts')
+  const first = await li.diagnosticDelta({ files: ['a.ts'] })
+  assert.equal(first.files['a.ts'].added.length, 1)
+  await li.syncDocument('a.ts') // same content: the server will answer `unchanged`
+  const second = await li.diagnosticDelta({ files: ['a.ts'], previous: first })
+  assert.equal(second.files['a.ts'].unchanged.length, 1)
+  assert.equal(second.files['a.ts'].generation, 2)
+  const pulls = received(log, 'textDocument/diagnostic')
+  assert.equal(pulls.length, 2)
+  assert.equal(pulls[0].params.previousResultId, undefined)
+  assert.equal(pulls[0].params.identifier, 'fake')
+  assert.equal(typeof pulls[1].params.previousResultId, 'string')
+  writeFileSync(file, 'fixed\n')
+  await li.syncDocument('a.ts')
+  const third = await li.diagnosticDelta({ files: ['a.ts'], previous: second })
+  assert.equal(third.files['a.ts'].removed.length, 1)
+  // Never a push wait in pull mode.
+  assert.equal(readLog(log).filter((e) => e.out === 'publish').length, 0)
+  await li.dispose()
+})
+
+test('workspace/diagnostic/refresh is acknowledged and followed by a re-pull', async () => {
+  // The server asks for a refresh right after answering our one pull.
+  const { ws, log, li } = setup({ pull: true, refreshAfterPull: true })
+  writeFileSync(join(ws, 'a.ts'), 'ERROR\n')
+  await li.diagnosticDelta({ files: ['a.ts'] })
+  const ok = await waitFor(() => received(log, 'textDocument/diagnostic').length === 2)
+  assert.ok(ok, 'a second pull follows the refresh')
+  const entries = readLog(log)
+  const ack = entries.findIndex((e) => e.response === 'workspace/diagnostic/refresh')
+  assert.ok(ack !== -1)
+  assert.equal(entries[ack].result, null)
+  assert.equal(entries[ack].error, undefined)
+  const repull = entries.findLastIndex((e) => e.in && e.in.method === 'textDocument/diagnostic')
+  assert.ok(repull > ack, 'the re-pull comes after the acknowledgement')
+  await li.dispose()
+})
+
+test('every server→client request is answered; unknown ones get MethodNotFound', async () => {
+  const { ws, log, li } = setup({ serverRequests: true })
+  writeFileSync(join(ws, 'a.ts'), 'x\n')
+  await li.syncDocument('a.ts')
+  const ok = await waitFor(() => readLog(log).filter((e) => e.response !== undefined || e.id).length >= 7)
+  assert.ok(ok)
+  const byMethod = Object.fromEntries(readLog(log).filter((e) => e.response).map((e) => [e.response, e]))
+  assert.deepEqual(byMethod['workspace/configuration'].result, [null, null])
+  assert.equal(byMethod['window/workDoneProgress/create'].result, null)
+  assert.equal(byMethod['client/registerCapability'].result, null)
+  assert.equal(byMethod['client/unregisterCapability'].result, null)
+  assert.equal(byMethod['workspace/workspaceFolders'].result[0].uri, `file://${ws}`)
+  assert.equal(byMethod['workspace/applyEdit'].result.applied, false)
+  assert.equal(byMethod['custom/unknownThing'].error.code, -32601)
+  await li.dispose()
+})
+
+test('a timed-out request sends $/cancelRequest and fails with TIMEOUT', async () => {
+  const { ws, log, li } = setup({ slowMs: 10000 }, { limits: { requestTimeoutMs: 2000 } })
+  writeFileSync(join(ws, 'a.ts'), 'hello\n')
+  await assert.rejects(li.hover({ file: 'a.ts', line: 0, character: 1 }), code('ERR_PRISM_LSP_TIMEOUT'))
+  const hoverId = received(log, 'textDocument/hover')[0].id
+  assert.ok(await waitFor(() => received(log, '$/cancelRequest').some((c) => c.params.id === hoverId)))
+  await li.dispose()
+})
+
+test('an aborted request rejects with the abort reason and sends $/cancelRequest', async () => {
+  const { ws, log, li } = setup({ slowMs: 10000 })
+  writeFileSync(join(ws, 'a.ts'), 'hello\n')
+  await li.syncDocument('a.ts')
+  const ac = new AbortController()
+  const p = li.hover({ file: 'a.ts', line: 0, character: 1 }, { signal: ac.signal })
+  await waitFor(() => received(log, 'textDocument/hover').length === 1)
+  ac.abort()
+  await assert.rejects(p, (e) => e.name === 'AbortError')
+  const hoverId = received(log, 'textDocument/hover')[0].id
+  assert.ok(await waitFor(() => received(log, '$/cancelRequest').some((c) => c.params.id === hoverId)))
+  // Already aborted: nothing is sent.
+  await assert.rejects(li.hover({ file: 'a.ts', line: 0, character: 1 }, { signal: AbortSignal.abort() }), (e) => e.name === 'AbortError')
+  assert.equal(received(log, 'textDocument/hover').length, 1)
+  await assert.rejects(li.hover({ file: 'a.ts', line: 0, character: 1 }, { signal: 'nope' }), TypeError)
+  await li.dispose()
+})
+
+test('pending requests are capped', async () => {
+  const { ws, li } = setup({ slowMs: 1000 }, { limits: { maxPendingRequests: 2 } })
+  writeFileSync(join(ws, 'a.ts'), 'hello\n')
+  await li.syncDocument('a.ts')
+  const loc = { file: 'a.ts', line: 0, character: 1 }
+  const results = await Promise.allSettled([li.hover(loc), li.hover(loc), li.hover(loc)])
+  const limited = results.filter((r) => r.status === 'rejected')
+  assert.equal(limited.length, 1)
+  assert.equal(limited[0].reason.code, 'ERR_PRISM_LSP_LIMIT')
+  assert.equal(results.filter((r) => r.status === 'fulfilled').length, 2)
+  await li.dispose()
+})
+
+for (const [name, opt] of [['oversized', { oversizedOn: 'hover' }], ['malformed', { garbageOn: 'hover' }]]) {
+  test(`an ${name} frame fails pending requests with FRAMING and the server restarts`, async () => {
+    const ws = workspace()
+    const log = join(ws, '.log')
+    // The first process misbehaves; a marker file makes the next one behave.
+    const li = createLanguageIntelligence({
+      workspaceRoot: ws,
+      servers: { fake: fake({ log, ...opt }) },
+      limits: { maxMessageBytes: 1024 * 1024 },
+    })
+    writeFileSync(join(ws, 'a.ts'), 'hello\n')
+    await li.syncDocument('a.ts')
+    const firstPid = readLog(log)[0].pid
+    const loc = { file: 'a.ts', line: 0, character: 1 }
+    await assert.rejects(li.hover(loc), code('ERR_PRISM_LSP_FRAMING'))
+    assert.ok(await waitFor(() => !alive(firstPid)), 'the misbehaving server is killed')
+    // The next call restarts the server (which misbehaves again: same error, new pid).
+    await assert.rejects(li.hover(loc), code('ERR_PRISM_LSP_FRAMING'))
+    const pids = new Set(readLog(log).map((e) => e.pid))
+    assert.equal(pids.size, 2)
+    await li.dispose()
+  })
+}
+
+test('a crash fails the request; a crash loop exhausts the restart budget, then fails fast', async () => {
+  const { ws, log, li } = setup({ crashOn: 'hover' }, { limits: { maxRestarts: 2 } })
+  writeFileSync(join(ws, 'a.ts'), 'hello\n')
+  const loc = { file: 'a.ts', line: 0, character: 1 }
+  for (let i = 0; i < 3; i++) {
+    await assert.rejects(li.hover(loc), code('ERR_PRISM_LSP_SERVER'))
+  }
+  assert.equal(received(log, 'initialize').length, 3)
+  await assert.rejects(li.hover(loc), (e) => e.code === 'ERR_PRISM_LSP_SERVER' && /restart budget/.test(e.message))
+  await assert.rejects(li.syncDocument('a.ts'), (e) => /restart budget/.test(e.message))
+  assert.equal(received(log, 'initialize').length, 3, 'no new process once the budget is spent')
+  await li.dispose()
+})
+
+test('a server that dies during initialize is a SERVER error', async () => {
+  const { ws, li } = setup({ crashOn: 'initialize' })
+  writeFileSync(join(ws, 'a.ts'), 'x\n')
+  await assert.rejects(li.syncDocument('a.ts'), code('ERR_PRISM_LSP_SERVER'))
+  const bad = createLanguageIntelligence({ workspaceRoot: ws, servers: { x: { command: join(ws, 'no-such-binary'), languages: ['typescript'] } } })
+  await assert.rejects(bad.syncDocument('a.ts'), code('ERR_PRISM_LSP_SERVER'))
+  await li.dispose()
+  await bad.dispose()
+})
+
+test('dispose: shutdown, exit, stdin closed; no process of the group survives', async () => {
+  const { ws, log, li } = setup({ grandchild: true })
+  writeFileSync(join(ws, 'a.ts'), 'x\n')
+  await li.syncDocument('a.ts')
+  const pid = readLog(log)[0].pid
+  const grandchild = await waitFor(() => readLog(log).find((e) => e.grandchild)?.grandchild)
+  assert.ok(alive(pid) && alive(grandchild))
+  await li.dispose()
+  assert.equal(received(log, 'shutdown').length, 1)
+  assert.equal(received(log, 'exit').length, 1)
+  assert.ok(await waitFor(() => !alive(pid) && !alive(grandchild)), 'server and grandchild are gone')
+  await assert.rejects(li.syncDocument('a.ts'), code('ERR_PRISM_LSP_SERVER'))
+  await li.dispose() // idempotent
+})
+
+test('requests made while the server starts wait for initialize/initialized', async () => {
+  const { ws, log, li } = setup({ initDelayMs: 300 })
+  writeFileSync(join(ws, 'a.ts'), 'hello world\n')
+  const loc = { file: 'a.ts', line: 0, character: 1 }
+  const [h1, h2, sync] = await Promise.all([li.hover(loc), li.hover({ ...loc, character: 8 }), li.syncDocument('a.ts')])
+  assert.match(h1.text, /word:hello/)
+  assert.match(h2.text, /word:world/)
+  assert.equal(sync.version >= 1, true)
+  const methods = readLog(log).filter((e) => e.in).map((e) => e.in.method)
+  assert.deepEqual(methods.slice(0, 2), ['initialize', 'initialized'])
+  assert.equal(methods.filter((m) => m === 'initialize').length, 1, 'one server for concurrent callers')
+  await li.dispose()
+})
+
+test('dispose escalates: a server that ignores shutdown, exit and SIGTERM is SIGKILLed', async () => {
+  const { ws, log, li } = setup({ stubborn: true }, { limits: { requestTimeoutMs: 2000 } })
+  writeFileSync(join(ws, 'a.ts'), 'x\n')
+  await li.syncDocument('a.ts')
+  const pid = readLog(log)[0].pid
+  await li.dispose()
+  assert.equal(received(log, 'shutdown').length, 1)
+  // (It may log the SIGTERM it ignores; whether it gets to before the SIGKILL depends
+  // on load, so that is not asserted.)
+  assert.ok(await waitFor(() => !alive(pid)), 'killed despite ignoring everything')
+})
+
+test('run-time caps: message bytes, diagnostics per file, results per query', async () => {
+  const { ws, li } = setup({}, { limits: { maxMessageBytes: 4096, maxDiagnosticsPerFile: 2, maxResults: 3 } })
+  writeFileSync(join(ws, 'big.ts'), 'x'.repeat(5000))
+  await assert.rejects(li.syncDocument('big.ts'), code('ERR_PRISM_LSP_LIMIT'))
+  writeFileSync(join(ws, 'a.ts'), 'ERROR ERROR ERROR ERROR\nfoo foo foo foo foo\n')
+  const d = await li.diagnosticDelta({ files: ['a.ts'] })
+  assert.equal(d.files['a.ts'].added.length, 2)
+  const refs = await li.references({ file: 'a.ts', line: 1, character: 0 })
+  assert.equal(refs.length, 3)
+  await assert.rejects(li.diagnosticDelta({ files: ['a.ts', 'b.ts', 'c.ts', 'd.ts'] }), code('ERR_PRISM_LSP_LIMIT'))
+  await assert.rejects(li.rename({ file: 'a.ts', line: 1, character: 0, newName: 'bar' }), code('ERR_PRISM_LSP_LIMIT'))
+  assert.equal(readFileSync(join(ws, 'a.ts'), 'utf8'), 'ERROR ERROR ERROR ERROR\nfoo foo foo foo foo\n')
+  await li.dispose()
+})
+
+test('UTF-8 negotiated: positions convert exactly on emoji and accents; rename edits every reference', async () => {
+  const { ws, li } = setup({ encoding: 'utf-8' })
+  const a = 'const café = "🙂"; // 🙂🙂 é\nlet 𝒳 = café + café // ERROR\n'
+  const b = 'export {}\n/* ü 🙂 */ café()\n'
+  writeFileSync(join(ws, 'a.ts'), a)
+  writeFileSync(join(ws, 'b.ts'), b)
+  await li.syncDocument('b.ts')
+  const line1 = a.split('\n')[1]
+  const at = line1.indexOf('café')
+  const hover = await li.hover({ file: 'a.ts', line: 1, character: at + 2 })
+  assert.match(hover.text, /word:café$/)
+  const d = await li.diagnosticDelta({ files: ['a.ts'] })
+  assert.equal(d.files['a.ts'].added[0].character, line1.indexOf('ERROR'))
+  assert.equal(d.files['a.ts'].added[0].endCharacter, line1.indexOf('ERROR') + 5)
+  const refs = await li.references({ file: 'a.ts', line: 1, character: at })
+  assert.equal(refs.length, 4)
+  const bLine = b.split('\n')[1]
+  assert.ok(refs.some((r) => r.file === 'b.ts' && r.line === 1 && r.character === bLine.indexOf('café') && r.endCharacter === bLine.indexOf('café') + 4))
+  const defs = await li.definitions({ file: 'a.ts', line: 1, character: at })
+  // The fake answers with the first occurrence in its first open document (b.ts).
+  assert.deepEqual(defs, [{ file: 'b.ts', line: 1, character: bLine.indexOf('café'), endLine: 1, endCharacter: bLine.indexOf('café') + 4 }])
+  const { edits } = await li.rename({ file: 'a.ts', line: 1, character: at, newName: 'naïve🙂' })
+  assert.equal(edits.length, 4)
+  assert.equal(readFileSync(join(ws, 'a.ts'), 'utf8'), a.replaceAll('café', 'naïve🙂'))
+  assert.equal(readFileSync(join(ws, 'b.ts'), 'utf8'), b.replaceAll('café', 'naïve🙂'))
+  for (const e of edits) {
+    const src = (e.file === 'a.ts' ? a : b).split('\n')[e.line]
+    assert.equal(src.slice(e.character, e.endCharacter), 'café')
+  }
+  // The server saw the renamed text (re-synced after the write).
+  const h2 = await li.hover({ file: 'a.ts', line: 0, character: 7 })
+  assert.match(h2.text, /word:naïve$/)
+  const syms = await li.workspaceSymbols('')
+  assert.ok(Array.isArray(syms))
+  await li.dispose()
+})
+
+test('rename consults the policy before writing; denied or throwing policy writes nothing', async () => {
+  const ws = workspace()
+  const text = 'function foo() {}\nfoo()\n'
+  writeFileSync(join(ws, 'a.ts'), text)
+  writeFileSync(join(ws, 'b.ts'), 'foo()\n')
+  const actions = []
+  let verdict = { allowed: false, reason: 'read-only session' }
+  let abortDuringCheck
+  const li = createLanguageIntelligence({
+    workspaceRoot: ws,
+    servers: { fake: fake() },
+    policy: {
+      async check(action) {
+        actions.push(action)
+        if (verdict === 'throw') throw new Error('policy backend down')
+        if (verdict === 'abort') {
+          abortDuringCheck.abort()
+          return { allowed: true }
+        }
+        return verdict
+      },
+    },
+  })
+  await li.syncDocument('b.ts')
+  const input = { file: 'a.ts', line: 1, character: 0, newName: 'bar' }
+  await assert.rejects(li.rename(input), (e) => e instanceof LanguageIntelligenceError && /read-only session/.test(e.message))
+  assert.deepEqual(actions[0], { kind: 'edit', operation: 'rename', paths: ['a.ts', 'b.ts'], risk: 'high' })
+  assert.equal(readFileSync(join(ws, 'a.ts'), 'utf8'), text)
+  verdict = 'throw'
+  await assert.rejects(li.rename(input), (e) => e instanceof LanguageIntelligenceError && e.cause instanceof Error)
+  assert.equal(readFileSync(join(ws, 'a.ts'), 'utf8'), text)
+  // Aborted while the policy decides: nothing is written.
+  const ac = new AbortController()
+  verdict = 'abort'
+  abortDuringCheck = ac
+  await assert.rejects(li.rename(input, { signal: ac.signal }), (e) => e.name === 'AbortError')
+  verdict = { allowed: true }
+  assert.equal(readFileSync(join(ws, 'a.ts'), 'utf8'), text)
+  const { edits } = await li.rename(input)
+  assert.equal(edits.length, 3)
+  assert.equal(readFileSync(join(ws, 'a.ts'), 'utf8'), 'function bar() {}\nbar()\n')
+  assert.equal(readFileSync(join(ws, 'b.ts'), 'utf8'), 'bar()\n')
+  assert.deepEqual(readdirSync(ws).filter((f) => f.includes('.prism-')), [], 'no temporary files left')
+  await li.dispose()
+})
+
+test('a rename that would edit outside the workspace is refused and writes nothing', async () => {
+  const outside = workspace('prism-outside-')
+  mkdirSync(join(outside, 'd'))
+  const victim = join(outside, 'd', 'victim.ts')
+  writeFileSync(victim, 'keep\n')
+  const { ws, li } = setup({ outsideEdit: victim })
+  writeFileSync(join(ws, 'a.ts'), 'foo foo\n')
+  await assert.rejects(li.rename({ file: 'a.ts', line: 0, character: 0, newName: 'bar' }), code('ERR_PRISM_LSP_WORKSPACE'))
+  assert.equal(readFileSync(victim, 'utf8'), 'keep\n')
+  assert.equal(readFileSync(join(ws, 'a.ts'), 'utf8'), 'foo foo\n')
+  await li.dispose()
+})
+
+test('a definition only outside the workspace is WORKSPACE; stale-version rename edits are refused', async () => {
+  const outside = workspace('prism-outside-')
+  writeFileSync(join(outside, 'lib.d.ts'), 'declare const x: 1\n')
+  const { ws, li } = setup({ outsideDefinition: join(outside, 'lib.d.ts') })
+  writeFileSync(join(ws, 'a.ts'), 'foo\n')
+  await assert.rejects(li.definitions({ file: 'a.ts', line: 0, character: 0 }), code('ERR_PRISM_LSP_WORKSPACE'))
+  await li.dispose()
+  const stale = setup({ staleRename: true })
+  writeFileSync(join(stale.ws, 'a.ts'), 'foo foo\n')
+  await stale.li.syncDocument('a.ts')
+  await assert.rejects(stale.li.rename({ file: 'a.ts', line: 0, character: 0, newName: 'bar' }), code('ERR_PRISM_LSP_SERVER'))
+  assert.equal(readFileSync(join(stale.ws, 'a.ts'), 'utf8'), 'foo foo\n')
+  await stale.li.dispose()
+})
+
+test('hover on nothing is undefined; positions outside the document are RangeErrors', async () => {
+  const { ws, li } = setup()
+  writeFileSync(join(ws, 'a.ts'), 'a  b\n')
+  assert.equal(await li.hover({ file: 'a.ts', line: 0, character: 2 }), undefined)
+  await assert.rejects(li.hover({ file: 'a.ts', line: 9, character: 0 }), RangeError)
+  await assert.rejects(li.hover({ file: 'a.ts', line: 0, character: 99 }), RangeError)
+  await li.dispose()
+})
+
+test('encodeLspFrame and LspFrameReader round-trip in any chunking and stay bounded', () => {
+  const msgs = [{ jsonrpc: '2.0', id: 1, result: { text: 'é🙂' } }, { jsonrpc: '2.0', method: 'x', params: [] }]
+  const bytes = Buffer.concat(msgs.map((m) => encodeLspFrame(m)))
+  assert.ok(bytes.subarray(0, 16).toString().startsWith('Content-Length: '))
+  for (const step of [1, 3, 7, bytes.length]) {
+    const r = new LspFrameReader()
+    const got = []
+    for (let i = 0; i < bytes.length; i += step) got.push(...r.push(bytes.subarray(i, i + step)))
+    assert.deepEqual(got, msgs)
+    assert.equal(r.buffered, 0)
+  }
+  const small = new LspFrameReader({ maxMessageBytes: 8 })
+  assert.throws(() => small.push(encodeLspFrame({ long: 'message' })), code('ERR_PRISM_LSP_FRAMING'))
+  assert.throws(() => small.push(Buffer.from('x')), code('ERR_PRISM_LSP_FRAMING'), 'a failed reader stays failed')
+  assert.throws(() => new LspFrameReader().push(Buffer.from('Content-Length: 3\r\n\r\nabc')), code('ERR_PRISM_LSP_FRAMING'))
+  assert.throws(() => new LspFrameReader().push(Buffer.from('Content-Length: x\r\n\r\n')), code('ERR_PRISM_LSP_FRAMING'))
+  assert.throws(() => new LspFrameReader().push('text'), TypeError)
+  assert.throws(() => new LspFrameReader({ maxMessageBytes: 0 }), RangeError)
+  assert.throws(() => new LspFrameReader({ maxMessageBytes: 33554433 }), RangeError)
+  assert.throws(() => encodeLspFrame('x'), TypeError)
+  assert.throws(() => encodeLspFrame({ n: 1n }), TypeError)
+})
