@@ -201,14 +201,14 @@ pub fn create_host_checkpoint_store(
     save: HostFn,
     load: HostFn,
     list: HostFn,
-    delete: HostFn,
+    remove: HostFn,
 ) -> napi::Result<CheckpointStoreHandle> {
     guard(|| {
         let caller = TsfnCaller {
             save,
             load,
             list,
-            delete,
+            delete: remove,
         };
         Ok(CheckpointStoreHandle::new(Arc::new(
             HostCheckpointStore::new(caller),
