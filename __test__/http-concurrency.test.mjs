@@ -121,10 +121,17 @@ export async function runMix(service) {
 
     // Final state: exactly what the successful responses said.
     for (const threadId of THREADS) {
-      const r = await fetch(`${base}/${threadId}`)
-      assert.equal(r.status, 200)
-      const page = await r.json()
-      const ids = page.items.map((x) => x.id).sort()
+      // Page through the listing: a thread can hold more artifacts than one page.
+      const ids = []
+      let cursor
+      do {
+        const r = await fetch(`${base}/${threadId}` + (cursor ? `?cursor=${encodeURIComponent(cursor)}` : ''))
+        assert.equal(r.status, 200)
+        const page = await r.json()
+        ids.push(...page.items.map((x) => x.id))
+        cursor = page.nextCursor
+      } while (cursor)
+      ids.sort()
       const want = [...attached.values()].filter((a) => a.threadId === threadId).map((a) => a.id).sort()
       assert.deepEqual(ids, want, `artifacts of ${threadId}`)
     }
