@@ -10,7 +10,7 @@
 // sees redacted data.
 
 const native = require('./native.js')
-const { ArtifactError, callNative, callNativeAsync, toJson } = require('./errors.js')
+const { ArtifactError, callNative, callNativeAsync, toJson, typeError } = require('./errors.js')
 const { toStoreHandle } = require('./store.js')
 
 const MARKER = '[REDACTED]'
@@ -24,12 +24,6 @@ let neverAborted
 
 function invalidInput(message, options) {
   return new ArtifactError('invalid_input', message, options)
-}
-
-function typeError(message) {
-  const e = new TypeError(message)
-  e.code = 'ERR_INVALID_ARG_TYPE'
-  return e
 }
 
 function isPlainObject(v) {

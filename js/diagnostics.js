@@ -11,23 +11,7 @@
 // Options and single diagnostics are small and cross as JSON text.
 
 const native = require('./native.js')
-const { translate, toJson } = require('./errors.js')
-
-function typeError(message) {
-  const e = new TypeError(message)
-  e.code = 'ERR_INVALID_ARG_TYPE'
-  return e
-}
-
-function describe(v) {
-  if (v === null) return 'null'
-  if (Array.isArray(v)) return 'array'
-  return typeof v
-}
-
-function isObject(v) {
-  return typeof v === 'object' && v !== null && !Array.isArray(v)
-}
+const { translate, toJson, typeError, describe, isObject } = require('./errors.js')
 
 // Our typed errors pass through; anything else thrown while the native side read the
 // input (a throwing getter or Proxy trap) becomes a TypeError with the original as cause.

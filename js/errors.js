@@ -131,8 +131,34 @@ function toJson(value, makeError) {
   return text === undefined ? 'null' : text
 }
 
+/** A `TypeError` with Node's `ERR_INVALID_ARG_TYPE` code, for arguments of the wrong type. */
+function typeError(message) {
+  return withCode(new TypeError(message), 'ERR_INVALID_ARG_TYPE')
+}
+
+/** A `RangeError` with Node's `ERR_OUT_OF_RANGE` code, for limits outside `1..hard`. */
+function rangeError(message) {
+  return withCode(new RangeError(message), 'ERR_OUT_OF_RANGE')
+}
+
+/** The type of `v` as error messages name it: `null`, `array`, or `typeof v`. */
+function describe(v) {
+  if (v === null) return 'null'
+  if (Array.isArray(v)) return 'array'
+  return typeof v
+}
+
+/** True for a non-null, non-array object. */
+function isObject(v) {
+  return typeof v === 'object' && v !== null && !Array.isArray(v)
+}
+
 module.exports = {
   ERROR_MARKER,
+  typeError,
+  rangeError,
+  describe,
+  isObject,
   ArtifactError,
   CheckpointConflictError,
   CodingPatchReviewError,

@@ -5,7 +5,7 @@
 // status table are Rust (src/http/); this file is the request/response plumbing.
 
 const native = require('./native.js')
-const { ArtifactError, callNative, toJson } = require('./errors.js')
+const { ArtifactError, callNative, toJson, typeError, rangeError } = require('./errors.js')
 const artifacts = require('./artifacts.js')
 
 const TABLE = JSON.parse(callNative(native.httpStatusTable))
@@ -29,18 +29,6 @@ const JSON_HEADERS = {
 const RESPONSE_TEXT = new WeakMap()
 // The one body sent when even the redactor failed: constant, carries no data.
 const INTERNAL_BODY = '{"error":{"code":"internal","message":"internal error"}}'
-
-function typeError(message) {
-  const e = new TypeError(message)
-  e.code = 'ERR_INVALID_ARG_TYPE'
-  return e
-}
-
-function rangeError(message) {
-  const e = new RangeError(message)
-  e.code = 'ERR_OUT_OF_RANGE'
-  return e
-}
 
 /** An error the handler answers with a JSON error body. */
 class HttpFailure {

@@ -8,23 +8,7 @@
 // policy is consulted here, between the native plan (nothing written) and the native apply.
 
 const native = require('./native.js')
-const { callNative, callNativeAsync, toJson, LanguageIntelligenceError } = require('./errors.js')
-
-function typeError(message) {
-  const e = new TypeError(message)
-  e.code = 'ERR_INVALID_ARG_TYPE'
-  return e
-}
-
-function describe(v) {
-  if (v === null) return 'null'
-  if (Array.isArray(v)) return 'array'
-  return typeof v
-}
-
-function isObject(v) {
-  return typeof v === 'object' && v !== null && !Array.isArray(v)
-}
+const { callNative, callNativeAsync, toJson, LanguageIntelligenceError, typeError, describe, isObject } = require('./errors.js')
 
 function callOptions(options) {
   if (options === undefined) return undefined
