@@ -24,6 +24,7 @@ export const { normalizeDiagnostics, diagnosticDelta, diagnosticIdentity } = cjs
 // artifact review service
 
 // HTTP adapter
+export const { createArtifactHandler, toNodeListener } = cjs
 
 // language intelligence
 

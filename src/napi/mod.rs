@@ -12,6 +12,7 @@
 
 mod artifacts;
 mod diagnostics;
+mod http;
 mod lsp;
 mod review;
 mod store;

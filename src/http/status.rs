@@ -1,0 +1,108 @@
+//! Error → HTTP status mapping for the artifact handler.
+
+use crate::error::ArtifactReason;
+
+/// An error response of the handler: status and the `{ "error": { code, message } }` body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpError {
+    pub status: u16,
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl HttpError {
+    pub fn new(status: u16, code: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+/// Every `ArtifactError.reason`, so the JS layer can build its table once.
+pub const ALL_REASONS: [ArtifactReason; 21] = [
+    ArtifactReason::InvalidInput,
+    ArtifactReason::InvalidId,
+    ArtifactReason::Ownership,
+    ArtifactReason::NotFound,
+    ArtifactReason::NotValidated,
+    ArtifactReason::Conflict,
+    ArtifactReason::TooManyArtifacts,
+    ArtifactReason::TooManyRevisions,
+    ArtifactReason::TooManyCitations,
+    ArtifactReason::RecordTooLarge,
+    ArtifactReason::PreviewTooLarge,
+    ArtifactReason::CitationTooLarge,
+    ArtifactReason::MimeTooLarge,
+    ArtifactReason::HashTooLarge,
+    ArtifactReason::UriTooLarge,
+    ArtifactReason::NoteTooLarge,
+    ArtifactReason::TitleTooLarge,
+    ArtifactReason::UnsafeUri,
+    ArtifactReason::InvalidLink,
+    ArtifactReason::LinkExpired,
+    ArtifactReason::LinkTooLarge,
+];
+
+/// The HTTP status for an `ArtifactError` reason:
+/// 400 bad input, 401 bad link signature, 403 ownership, 404 not found / not validated,
+/// 409 conflict, 410 expired link, 422 too many artifacts or revisions.
+pub fn status_for_reason(reason: ArtifactReason) -> u16 {
+    use ArtifactReason::*;
+    match reason {
+        InvalidInput | InvalidId | UnsafeUri | TooManyCitations | RecordTooLarge
+        | PreviewTooLarge | CitationTooLarge | MimeTooLarge | HashTooLarge | UriTooLarge
+        | NoteTooLarge | TitleTooLarge | LinkTooLarge => 400,
+        InvalidLink => 401,
+        Ownership => 403,
+        // `lastValidated` before any approval: there is no validated revision to return.
+        NotFound | NotValidated => 404,
+        Conflict => 409,
+        LinkExpired => 410,
+        TooManyArtifacts | TooManyRevisions => 422,
+    }
+}
+
+/// The status for a reason given as text; `None` for an unknown reason (the JS layer
+/// treats an unknown reason as an internal error and never echoes its message).
+pub fn status_for_reason_str(reason: &str) -> Option<u16> {
+    ALL_REASONS
+        .iter()
+        .find(|r| r.as_str() == reason)
+        .map(|r| status_for_reason(*r))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_follow_api_notes() {
+        assert_eq!(status_for_reason_str("invalid_input"), Some(400));
+        assert_eq!(status_for_reason_str("invalid_id"), Some(400));
+        assert_eq!(status_for_reason_str("unsafe_uri"), Some(400));
+        assert_eq!(status_for_reason_str("record_too_large"), Some(400));
+        assert_eq!(status_for_reason_str("invalid_link"), Some(401));
+        assert_eq!(status_for_reason_str("ownership"), Some(403));
+        assert_eq!(status_for_reason_str("not_found"), Some(404));
+        assert_eq!(status_for_reason_str("not_validated"), Some(404));
+        assert_eq!(status_for_reason_str("conflict"), Some(409));
+        assert_eq!(status_for_reason_str("link_expired"), Some(410));
+        assert_eq!(status_for_reason_str("too_many_artifacts"), Some(422));
+        assert_eq!(status_for_reason_str("too_many_revisions"), Some(422));
+        assert_eq!(status_for_reason_str("nope"), None);
+    }
+
+    #[test]
+    fn every_reason_is_a_4xx() {
+        for r in ALL_REASONS {
+            let s = status_for_reason(r);
+            assert!((400..500).contains(&s), "{r} -> {s}");
+        }
+        let mut names: Vec<_> = ALL_REASONS.iter().map(|r| r.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), ALL_REASONS.len());
+    }
+}
