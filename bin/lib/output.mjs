@@ -18,6 +18,7 @@ export function statusJson(st) {
     base: { ref: st.gs.baseRef, commit: st.gs.baseSha, mergeBase: st.gs.mergeBase },
     head: { ref: st.gs.headName, commit: st.gs.headSha },
     patchSha256: st.gs.patchSha,
+    identity: st.gs.identity,
   }
   if (st.reason) out.reason = st.reason
   if (st.stored) {

@@ -6,6 +6,7 @@ import {
   currentBranch,
   defaultBranch,
   repositoryIdentity,
+  listRemotes,
   computePatch,
   sha256Hex,
   slug,
@@ -36,11 +37,13 @@ export async function readGitState({ cwd, base, head }) {
   const headSha = await resolveCommit(root, headRef)
   if (!headSha) throw new UsageError(`unknown head: "${headRef}" is not a commit in this repository`)
   const headName = headRef === 'HEAD' ? ((await currentBranch(root)) ?? 'HEAD') : headRef
+  const baseName = branchName(baseRef, await listRemotes(root))
   const { mergeBase, patch, diffstat, changedPaths } = await computePatch(root, baseSha, headSha)
   const identity = await repositoryIdentity(root)
   return {
     root,
     baseRef,
+    baseName,
     baseSha,
     headRef,
     headName,
@@ -53,19 +56,32 @@ export async function readGitState({ cwd, base, head }) {
     identity: {
       repositoryId: identity.repositoryId,
       remoteFingerprint: identity.remoteFingerprint,
-      defaultBranch: dflt ? dflt.name : baseRef,
+      defaultBranch: dflt ? dflt.name : baseName,
     },
   }
 }
 
+/** `origin/main`, `refs/remotes/origin/main`, `refs/heads/main` → `main`: the branch a ref names. */
+export function branchName(ref, remotes) {
+  let name = ref.replace(/^refs\/heads\//, '').replace(/^refs\/remotes\//, '')
+  for (const r of remotes) {
+    if (name.startsWith(`${r}/`) && name.length > r.length + 1) {
+      name = name.slice(r.length + 1)
+      break
+    }
+  }
+  return name
+}
+
 /**
  * The thread and artifact a review lives in. The thread defaults to one per head branch
- * (`git-<head>`); the artifact is one per (base name, head name), so amending or rebasing
+ * (`git-<head>`); the artifact is one per (base branch name, head name; `origin/main` and
+ * `main` are the same base), so amending or rebasing
  * the branch revises the same artifact and supersedes its earlier decisions.
  */
 export function reviewIds(gs, thread) {
   const threadId = thread ?? `git-${slug(gs.headName) || 'head'}`
-  const artifactId = `patch-${slug(gs.headName, 40) || 'head'}-${sha256Hex(`${gs.baseRef}\n${gs.headName}`).slice(0, 10)}`
+  const artifactId = `patch-${slug(gs.headName, 40) || 'head'}-${sha256Hex(`${gs.baseName}\n${gs.headName}`).slice(0, 10)}`
   return { threadId, artifactId }
 }
 
