@@ -20,6 +20,7 @@ export const { createCodingPatchReviewManifest, assertCodingPatchAccepted } = cj
 export const { normalizeDiagnostics, diagnosticDelta, diagnosticIdentity } = cjs
 
 // checkpoint stores
+export const { createMemoryCheckpointStore } = cjs
 
 // artifact review service
 

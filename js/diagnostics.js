@@ -1,3 +1,86 @@
 'use strict'
 // Diagnostics: normalizeDiagnostics, diagnosticDelta, diagnosticIdentity.
-module.exports = {}
+//
+// Values cross the boundary as JSON text. `diagnosticDelta` gets back only indices into
+// `next` / `previous` (the Rust core validates, dedupes, orders and diffs), so the large
+// messages never travel back: the result entries are rebuilt here from the caller's own
+// entries, with the fields in one fixed order.
+
+const native = require('./native.js')
+const { callNative, toJson } = require('./errors.js')
+
+function typeError(message) {
+  const e = new TypeError(message)
+  e.code = 'ERR_INVALID_ARG_TYPE'
+  return e
+}
+
+function describe(v) {
+  if (v === null) return 'null'
+  if (Array.isArray(v)) return 'array'
+  return typeof v
+}
+
+function isObject(v) {
+  return typeof v === 'object' && v !== null && !Array.isArray(v)
+}
+
+/**
+ * Validate and bound host-parsed diagnostics. Malformed entries are dropped whole;
+ * a non-array `raw` or bad `options` is a TypeError (RangeError for a limit out of range).
+ */
+function normalizeDiagnostics(raw, options) {
+  if (!isObject(options)) {
+    throw typeError(`options must be an object with workspaceRoot and generation, got ${describe(options)}`)
+  }
+  if (!Array.isArray(raw)) throw typeError(`raw must be an array of diagnostics, got ${describe(raw)}`)
+  const optionsJson = toJson(options, typeError)
+  const rawJson = toJson(raw, typeError)
+  return JSON.parse(callNative(native.diagnosticsNormalize, rawJson, optionsJson))
+}
+
+function entry(d) {
+  const o = { file: d.file, line: d.line, character: d.character }
+  if (d.endLine !== undefined) o.endLine = d.endLine
+  if (d.endCharacter !== undefined) o.endCharacter = d.endCharacter
+  o.severity = d.severity
+  o.message = d.message
+  if (d.source !== undefined) o.source = d.source
+  if (d.code !== undefined) o.code = d.code
+  o.generation = d.generation
+  return o
+}
+
+function pick(list, indices) {
+  const out = new Array(indices.length)
+  for (let i = 0; i < indices.length; i++) out[i] = entry(list[indices[i]])
+  return out
+}
+
+/**
+ * `added` / `removed` / `unchanged` between `previous` and `next`, each in canonical order
+ * (file, line, character, source, code), duplicates deduped, stale previous entries ignored.
+ */
+function diagnosticDelta(input) {
+  if (!isObject(input)) {
+    throw typeError(`diagnosticDelta expects an object { next, previous?, generation? }, got ${describe(input)}`)
+  }
+  // Read each argument once, so the arrays mapped below are the ones the native side saw.
+  const { next, previous, generation } = input
+  const text = toJson({ next, previous, generation }, typeError)
+  const r = JSON.parse(callNative(native.diagnosticsDeltaIndices, text))
+  return {
+    added: pick(next, r.added),
+    removed: r.removed.length === 0 ? [] : pick(previous, r.removed),
+    unchanged: pick(next, r.unchanged),
+    generation: r.generation,
+  }
+}
+
+/** The stable identity `file:source:line:character:code` (empty for absent source/code). */
+function diagnosticIdentity(diagnostic) {
+  if (!isObject(diagnostic)) throw typeError(`diagnostic must be an object, got ${describe(diagnostic)}`)
+  return callNative(native.diagnosticsIdentity, toJson(diagnostic, typeError))
+}
+
+module.exports = { normalizeDiagnostics, diagnosticDelta, diagnosticIdentity }

@@ -15,6 +15,9 @@ const BODY_OPERATIONS = new Set(['attach', 'revise', 'compare', 'approve', 'reje
 const SERVICE_METHODS = ['attach', 'list', 'get', 'revise', 'compare', 'approve', 'reject', 'lastValidated', 'deliveryLink']
 const OWNERSHIP_KEYS = ['tenantId', 'accountId', 'userId']
 const MAX_MESSAGE_CHARS = 1024
+// The artifact service's bounds on link secret material (src/artifacts/link.rs).
+const MIN_SECRET_BYTES = 16
+const MAX_SECRET_BYTES = 4096
 const JSON_HEADERS = {
   'content-type': 'application/json; charset=utf-8',
   'cache-control': 'no-store',
@@ -65,11 +68,12 @@ function resolveOptions(options) {
   if (typeof authorize !== 'function') {
     throw typeError('createArtifactHandler: options.authorize must be a function')
   }
-  const secretOk =
-    (typeof linkSecret === 'string' && linkSecret.length > 0) ||
-    (linkSecret instanceof Uint8Array && linkSecret.byteLength > 0)
-  if (!secretOk) {
-    throw typeError('createArtifactHandler: options.linkSecret must be a non-empty string or Uint8Array')
+  const secretBytes =
+    typeof linkSecret === 'string' ? Buffer.byteLength(linkSecret) : linkSecret instanceof Uint8Array ? linkSecret.byteLength : -1
+  if (secretBytes < MIN_SECRET_BYTES || secretBytes > MAX_SECRET_BYTES) {
+    throw typeError(
+      `createArtifactHandler: options.linkSecret must be a string or Uint8Array of ${MIN_SECRET_BYTES}..${MAX_SECRET_BYTES} bytes`,
+    )
   }
   const basePath = options.basePath === undefined ? TABLE.defaultBasePath : options.basePath
   if (typeof basePath !== 'string') {

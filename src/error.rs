@@ -198,8 +198,17 @@ mod tests {
         let e = PrismError::review(ReviewCode::Limit, "x");
         assert_eq!(e.code(), "ERR_PRISM_REVIEW_LIMIT");
         assert_eq!(e.reason(), None);
-        assert_eq!(PrismError::lsp(LspCode::Timeout, "t").code(), "ERR_PRISM_LSP_TIMEOUT");
-        assert_eq!(PrismError::body(BodyCode::Held, "t").code(), "ERR_PRISM_ARTIFACT_BODY_HELD");
-        assert_eq!(PrismError::conflict("c").class_name(), "CheckpointConflictError");
+        assert_eq!(
+            PrismError::lsp(LspCode::Timeout, "t").code(),
+            "ERR_PRISM_LSP_TIMEOUT"
+        );
+        assert_eq!(
+            PrismError::body(BodyCode::Held, "t").code(),
+            "ERR_PRISM_ARTIFACT_BODY_HELD"
+        );
+        assert_eq!(
+            PrismError::conflict("c").class_name(),
+            "CheckpointConflictError"
+        );
     }
 }

@@ -90,10 +90,9 @@ impl<'a> Fields<'a> {
         match self.obj.get(name) {
             None => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.as_str())),
-            Some(other) => Err(self.fail(
-                name,
-                &format!("must be a string, got {}", type_name(other)),
-            )),
+            Some(other) => {
+                Err(self.fail(name, &format!("must be a string, got {}", type_name(other))))
+            }
         }
     }
 
@@ -151,10 +150,9 @@ impl<'a> Fields<'a> {
         match self.obj.get(name) {
             None => Ok(None),
             Some(Value::Array(a)) => Ok(Some(a)),
-            Some(other) => Err(self.fail(
-                name,
-                &format!("must be an array, got {}", type_name(other)),
-            )),
+            Some(other) => {
+                Err(self.fail(name, &format!("must be an array, got {}", type_name(other))))
+            }
         }
     }
 
@@ -176,7 +174,9 @@ pub fn as_u64(v: &Value) -> Option<u64> {
     match v {
         Value::Number(n) => n.as_u64().or_else(|| {
             n.as_f64()
-                .filter(|f| f.is_finite() && f.fract() == 0.0 && *f >= 0.0 && *f <= 9.007_199_254_740_991e15)
+                .filter(|f| {
+                    f.is_finite() && f.fract() == 0.0 && *f >= 0.0 && *f <= 9.007_199_254_740_991e15
+                })
                 .map(|f| f as u64)
         }),
         _ => None,
@@ -188,7 +188,9 @@ pub fn as_i64(v: &Value) -> Option<i64> {
     match v {
         Value::Number(n) => n.as_i64().or_else(|| {
             n.as_f64()
-                .filter(|f| f.is_finite() && f.fract() == 0.0 && f.abs() <= 9.007_199_254_740_991e15)
+                .filter(|f| {
+                    f.is_finite() && f.fract() == 0.0 && f.abs() <= 9.007_199_254_740_991e15
+                })
                 .map(|f| f as i64)
         }),
         _ => None,
@@ -206,7 +208,8 @@ mod tests {
 
     #[test]
     fn canonical_sorts_keys_by_utf16_and_formats_numbers() {
-        let v = json!({"b": 1, "a": [1.0, 2.5, "x"], "\u{e9}": true, "\u{1f600}": 0, "\u{ff61}": 1});
+        let v =
+            json!({"b": 1, "a": [1.0, 2.5, "x"], "\u{e9}": true, "\u{1f600}": 0, "\u{ff61}": 1});
         // JCS sorts by UTF-16 code units: U+1F600 is D83D DE00, which sorts before U+FF61.
         assert_eq!(
             canonical(&v),
@@ -227,8 +230,16 @@ mod tests {
         let v = json!({"a": 1, "s": "x", "n": null, "f": 1.5, "neg": -2});
         let f = Fields::new(&v, "input", e).unwrap();
         assert_eq!(f.str("s").unwrap(), "x");
-        assert!(f.str("a").unwrap_err().message.contains("input.a must be a string, got number"));
-        assert!(f.str("zz").unwrap_err().message.contains("input.zz is required"));
+        assert!(f
+            .str("a")
+            .unwrap_err()
+            .message
+            .contains("input.a must be a string, got number"));
+        assert!(f
+            .str("zz")
+            .unwrap_err()
+            .message
+            .contains("input.zz is required"));
         assert!(f.opt_u64("f").is_err());
         assert!(f.opt_u64("neg").is_err());
         assert_eq!(f.opt_i64("neg").unwrap(), Some(-2));

@@ -15,6 +15,8 @@ pub mod lsp;
 pub mod review;
 pub mod store;
 
+// In `cargo test` builds nothing calls the #[napi] exports, so they look dead.
+#[cfg_attr(test, allow(dead_code))]
 mod napi;
 
 pub use error::{ErrorKind, PrismError};

@@ -1,2 +1,472 @@
 //! Diagnostics: normalize host-parsed output into one bounded shape, identity, and
 //! deterministic deltas between generations.
+//!
+//! - [`normalize`] validates raw entries (workspace containment, positions, severity,
+//!   message), strips control characters, truncates messages at a UTF-8 byte cap, charges
+//!   a per-file cap before retaining anything, and drops malformed entries whole.
+//! - [`identity`] is the stable key `file:source:line:character:code`.
+//! - [`delta`] diffs two views: `added` / `removed` / `unchanged`, duplicates deduped,
+//!   stale previous entries ignored, each list in one canonical order.
+//!
+//! [`json`] holds the JSON-text entry points the binding uses.
+
+pub mod json;
+mod path;
+pub mod raw;
+mod text;
+
+use crate::error::{PrismError, Result};
+use raw::{RawEntry, RawField};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::borrow::Cow;
+use std::cmp::Ordering;
+use std::collections::HashMap;
+
+pub use path::MAX_PATH_BYTES;
+pub use raw::MAX_SAFE_INTEGER;
+pub use text::{strip_controls, truncate_utf8};
+
+/// Default / hard cap of diagnostics kept per file.
+pub const DEFAULT_MAX_DIAGNOSTICS_PER_FILE: usize = 500;
+pub const HARD_MAX_DIAGNOSTICS_PER_FILE: usize = 5000;
+/// Default / hard cap of a message, in UTF-8 bytes.
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 4096;
+pub const HARD_MAX_MESSAGE_BYTES: usize = 16384;
+/// Longest `source` or `code` kept, in UTF-8 bytes (after stripping); longer entries drop.
+pub const MAX_LABEL_BYTES: usize = 1024;
+
+/// Diagnostic severity. Serialized as `"error"|"warning"|"information"|"hint"`; raw input
+/// may also use the LSP numbers 1..4. Ordered most to least severe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+    Information,
+    Hint,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Information => "information",
+            Severity::Hint => "hint",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "error" => Severity::Error,
+            "warning" => Severity::Warning,
+            "information" => Severity::Information,
+            "hint" => Severity::Hint,
+            _ => return None,
+        })
+    }
+
+    /// The LSP `DiagnosticSeverity` number (1 = Error … 4 = Hint).
+    pub fn from_lsp(n: u64) -> Option<Self> {
+        Some(match n {
+            1 => Severity::Error,
+            2 => Severity::Warning,
+            3 => Severity::Information,
+            4 => Severity::Hint,
+            _ => return None,
+        })
+    }
+}
+
+/// One diagnostic in the bounded, validated shape.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NormalizedDiagnostic {
+    /// Workspace-relative path with `/` separators.
+    pub file: String,
+    pub line: u64,
+    pub character: u64,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub end_line: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub end_character: Option<u64>,
+    pub severity: Severity,
+    /// Control characters stripped (tab and newline kept), at most the byte cap.
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub source: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub code: Option<String>,
+    pub generation: u64,
+}
+
+/// Options of [`normalize`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NormalizeOptions {
+    /// Absolute path (or `file://` URI) of the workspace root.
+    pub workspace_root: String,
+    /// Stamped on every normalized entry.
+    pub generation: u64,
+    /// 1..=5000, default 500.
+    pub max_diagnostics_per_file: usize,
+    /// 1..=16384, default 4096.
+    pub max_message_bytes: usize,
+}
+
+impl NormalizeOptions {
+    /// Options with the default caps.
+    pub fn new(workspace_root: impl Into<String>, generation: u64) -> Self {
+        Self {
+            workspace_root: workspace_root.into(),
+            generation,
+            max_diagnostics_per_file: DEFAULT_MAX_DIAGNOSTICS_PER_FILE,
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+        }
+    }
+
+    fn check(&self) -> Result<path::AbsPath> {
+        check_limit(
+            "maxDiagnosticsPerFile",
+            self.max_diagnostics_per_file,
+            HARD_MAX_DIAGNOSTICS_PER_FILE,
+        )?;
+        check_limit(
+            "maxMessageBytes",
+            self.max_message_bytes,
+            HARD_MAX_MESSAGE_BYTES,
+        )?;
+        if self.generation > MAX_SAFE_INTEGER {
+            return Err(PrismError::range(format!(
+                "options.generation must be a non-negative safe integer, got {}",
+                self.generation
+            )));
+        }
+        path::parse_root(&self.workspace_root).ok_or_else(|| {
+            PrismError::type_error(
+                "options.workspaceRoot must be an absolute path (`/…`, `C:\\…`) or a file:// URI",
+            )
+        })
+    }
+}
+
+fn check_limit(name: &str, value: usize, hard: usize) -> Result<()> {
+    if value == 0 || value > hard {
+        return Err(PrismError::range(format!(
+            "options.{name} must be an integer in 1..{hard}, got {value}"
+        )));
+    }
+    Ok(())
+}
+
+/// Normalize raw diagnostics. Options outside their ranges are a `RangeError`, a
+/// relative `workspace_root` a `TypeError`; each malformed entry is dropped whole.
+/// Output keeps input order; the first `max_diagnostics_per_file` valid entries of each
+/// file are kept.
+pub fn normalize(raw: &[Value], opts: &NormalizeOptions) -> Result<Vec<NormalizedDiagnostic>> {
+    let entries: Vec<RawEntry<'_>> = raw.iter().map(RawEntry::from_value).collect();
+    normalize_entries(entries, opts)
+}
+
+/// [`normalize`] over already-split raw entries (the binding's fast path).
+pub fn normalize_entries(
+    entries: Vec<RawEntry<'_>>,
+    opts: &NormalizeOptions,
+) -> Result<Vec<NormalizedDiagnostic>> {
+    let root = opts.check()?;
+    let mut counts: HashMap<String, usize> = HashMap::new();
+    let mut out = Vec::with_capacity(entries.len().min(1 << 16));
+    for e in entries {
+        if let Some(d) = normalize_one(e, &root, opts, &mut counts) {
+            out.push(d);
+        }
+    }
+    Ok(out)
+}
+
+fn position(f: &RawField<'_>) -> Option<u64> {
+    match f {
+        RawField::Num(n) => n.safe_u64(),
+        _ => None,
+    }
+}
+
+fn opt_position(f: &RawField<'_>) -> Option<Option<u64>> {
+    match f {
+        RawField::Absent => Some(None),
+        other => position(other).map(Some),
+    }
+}
+
+/// An optional label (`source`): stripped; empty becomes absent; too long drops the entry.
+fn opt_label(s: &str) -> Option<Option<String>> {
+    let s = strip_controls(s);
+    if s.len() > MAX_LABEL_BYTES {
+        return None;
+    }
+    Some((!s.is_empty()).then(|| s.into_owned()))
+}
+
+fn normalize_one(
+    e: RawEntry<'_>,
+    root: &path::AbsPath,
+    opts: &NormalizeOptions,
+    counts: &mut HashMap<String, usize>,
+) -> Option<NormalizedDiagnostic> {
+    if e.not_object.is_some() {
+        return None;
+    }
+    let RawField::Str(file) = &e.file else {
+        return None;
+    };
+    let file = path::relativize(file, root)?;
+    let line = position(&e.line)?;
+    let character = match e.character {
+        RawField::Absent => 0,
+        ref other => position(other)?,
+    };
+    let end_line = opt_position(&e.end_line)?;
+    let end_character = opt_position(&e.end_character)?;
+    // The end may not come before the start.
+    match end_line {
+        Some(el) if el < line => return None,
+        Some(el) if el > line => {}
+        _ => {
+            if matches!(end_character, Some(ec) if ec < character) {
+                return None;
+            }
+        }
+    }
+    let severity = match &e.severity {
+        RawField::Absent => Severity::Error,
+        RawField::Str(s) => Severity::parse(s)?,
+        RawField::Num(n) => Severity::from_lsp(n.safe_u64()?)?,
+        _ => return None,
+    };
+    let source = match &e.source {
+        RawField::Absent => None,
+        RawField::Str(s) => opt_label(s)?,
+        _ => return None,
+    };
+    let code = match &e.code {
+        RawField::Absent => None,
+        RawField::Str(s) => opt_label(s)?,
+        RawField::Num(n) => Some(n.safe_i64()?.to_string()),
+        _ => return None,
+    };
+    // Charge the per-file cap before doing the expensive message work: once a file is
+    // full, later entries for it are dropped whatever they hold.
+    let count = counts.get(&file).copied().unwrap_or(0);
+    if count >= opts.max_diagnostics_per_file {
+        return None;
+    }
+    let RawField::Str(message) = e.message else {
+        return None;
+    };
+    let message = clean_message(message, opts.max_message_bytes)?;
+    match counts.get_mut(&file) {
+        Some(c) => *c += 1,
+        None => {
+            counts.insert(file.clone(), 1);
+        }
+    }
+    Some(NormalizedDiagnostic {
+        file,
+        line,
+        character,
+        end_line,
+        end_character,
+        severity,
+        message,
+        source,
+        code,
+        generation: opts.generation,
+    })
+}
+
+/// Strip controls, truncate to `max` bytes; `None` when nothing but whitespace is left.
+fn clean_message(message: Cow<'_, str>, max: usize) -> Option<String> {
+    let stripped = match strip_controls(&message) {
+        Cow::Borrowed(_) => message,
+        Cow::Owned(s) => Cow::Owned(s),
+    };
+    let cut = truncate_utf8(&stripped, max);
+    if cut.trim().is_empty() {
+        return None;
+    }
+    if cut.len() == stripped.len() {
+        Some(stripped.into_owned())
+    } else {
+        Some(cut.to_string())
+    }
+}
+
+/// `file:source:line:character:code`, with an empty string for an absent source or code.
+pub fn identity(d: &NormalizedDiagnostic) -> String {
+    format!(
+        "{}:{}:{}:{}:{}",
+        d.file,
+        d.source.as_deref().unwrap_or(""),
+        d.line,
+        d.character,
+        d.code.as_deref().unwrap_or("")
+    )
+}
+
+/// Canonical order of identities: file, line, character, source, code (strings by
+/// Unicode code point; an absent source or code equals the empty string).
+pub fn identity_cmp(a: &NormalizedDiagnostic, b: &NormalizedDiagnostic) -> Ordering {
+    a.file
+        .cmp(&b.file)
+        .then(a.line.cmp(&b.line))
+        .then(a.character.cmp(&b.character))
+        .then(
+            a.source
+                .as_deref()
+                .unwrap_or("")
+                .cmp(b.source.as_deref().unwrap_or("")),
+        )
+        .then(
+            a.code
+                .as_deref()
+                .unwrap_or("")
+                .cmp(b.code.as_deref().unwrap_or("")),
+        )
+}
+
+/// A total order on whole entries: identity first, then severity, message, end, generation.
+/// Among duplicates of one identity, the smallest in this order is the one kept.
+pub fn full_cmp(a: &NormalizedDiagnostic, b: &NormalizedDiagnostic) -> Ordering {
+    identity_cmp(a, b)
+        .then(a.severity.cmp(&b.severity))
+        .then(a.message.cmp(&b.message))
+        .then(a.end_line.cmp(&b.end_line))
+        .then(a.end_character.cmp(&b.end_character))
+        .then(a.generation.cmp(&b.generation))
+        // `None` and `Some("")` are one identity but serialize differently.
+        .then(a.source.cmp(&b.source))
+        .then(a.code.cmp(&b.code))
+}
+
+/// The result of [`delta`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DiagnosticDelta {
+    pub added: Vec<NormalizedDiagnostic>,
+    pub removed: Vec<NormalizedDiagnostic>,
+    pub unchanged: Vec<NormalizedDiagnostic>,
+    pub generation: u64,
+}
+
+/// [`delta`] as indices: `added` and `unchanged` index `next`, `removed` indexes `previous`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DeltaIndices {
+    pub added: Vec<usize>,
+    pub removed: Vec<usize>,
+    pub unchanged: Vec<usize>,
+    pub generation: u64,
+}
+
+/// Sorted, deduplicated indices of `items` (the canonical representative of each identity).
+fn canonical_indices(
+    items: &[NormalizedDiagnostic],
+    keep: impl Fn(&NormalizedDiagnostic) -> bool,
+) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..items.len())
+        .filter(|&i| items.get(i).is_some_and(&keep))
+        .collect();
+    let at = |i: usize| items.get(i);
+    idx.sort_unstable_by(|&a, &b| match (at(a), at(b)) {
+        (Some(x), Some(y)) => full_cmp(x, y),
+        _ => Ordering::Equal,
+    });
+    idx.dedup_by(|a, b| match (at(*a), at(*b)) {
+        (Some(x), Some(y)) => identity_cmp(x, y) == Ordering::Equal,
+        _ => false,
+    });
+    idx
+}
+
+/// The incoming generation: `generation` when given, else the newest of `next`'s entries;
+/// `None` for an empty `next` without `generation` (nothing in `previous` is newer).
+fn incoming_generation(next: &[NormalizedDiagnostic], generation: Option<u64>) -> Option<u64> {
+    generation.or_else(|| next.iter().map(|d| d.generation).max())
+}
+
+/// Diff `next` against `previous` by identity, as indices. Previous entries newer than
+/// the incoming generation are stale and ignored. The result's `generation` is the
+/// incoming one (for an empty `next` without `generation`: the newest previous, else 0).
+pub fn delta_indices(
+    next: &[NormalizedDiagnostic],
+    previous: Option<&[NormalizedDiagnostic]>,
+    generation: Option<u64>,
+) -> DeltaIndices {
+    let previous = previous.unwrap_or(&[]);
+    let incoming = incoming_generation(next, generation);
+    let n = canonical_indices(next, |_| true);
+    let p = canonical_indices(previous, |d| incoming.is_none_or(|g| d.generation <= g));
+    let (mut added, mut removed, mut unchanged) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut i, mut j) = (0, 0);
+    loop {
+        match (n.get(i), p.get(j)) {
+            (Some(&a), Some(&b)) => match (next.get(a), previous.get(b)) {
+                (Some(x), Some(y)) => match identity_cmp(x, y) {
+                    Ordering::Less => {
+                        added.push(a);
+                        i += 1;
+                    }
+                    Ordering::Greater => {
+                        removed.push(b);
+                        j += 1;
+                    }
+                    Ordering::Equal => {
+                        unchanged.push(a);
+                        i += 1;
+                        j += 1;
+                    }
+                },
+                _ => break,
+            },
+            (Some(&a), None) => {
+                added.push(a);
+                i += 1;
+            }
+            (None, Some(&b)) => {
+                removed.push(b);
+                j += 1;
+            }
+            (None, None) => break,
+        }
+    }
+    let generation =
+        incoming.unwrap_or_else(|| previous.iter().map(|d| d.generation).max().unwrap_or(0));
+    DeltaIndices {
+        added,
+        removed,
+        unchanged,
+        generation,
+    }
+}
+
+/// Diff `next` against `previous` (see [`delta_indices`] for the rules); `unchanged`
+/// holds the `next` version of each entry.
+pub fn delta(
+    next: &[NormalizedDiagnostic],
+    previous: Option<&[NormalizedDiagnostic]>,
+    generation: Option<u64>,
+) -> DiagnosticDelta {
+    let ix = delta_indices(next, previous, generation);
+    let prev = previous.unwrap_or(&[]);
+    let pick = |list: &[NormalizedDiagnostic], idx: &[usize]| -> Vec<NormalizedDiagnostic> {
+        idx.iter().filter_map(|&i| list.get(i).cloned()).collect()
+    };
+    DiagnosticDelta {
+        added: pick(next, &ix.added),
+        removed: pick(prev, &ix.removed),
+        unchanged: pick(next, &ix.unchanged),
+        generation: ix.generation,
+    }
+}
+
+#[cfg(test)]
+mod tests;

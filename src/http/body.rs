@@ -61,13 +61,13 @@ fn schema(op: Operation) -> &'static [(&'static str, Kind, bool)] {
             ("mime", String, true),
             ("hash", String, true),
             ("id", String, false),
+            ("kind", String, false),
             ("title", String, false),
             ("note", String, false),
             ("size", Integer, false),
             ("preview", Object, false),
             ("citations", Array, false),
             ("producer", Object, false),
-            ("reviewer", String, false),
         ],
         Operation::Revise => &[
             ("uri", String, true),
@@ -79,7 +79,6 @@ fn schema(op: Operation) -> &'static [(&'static str, Kind, bool)] {
             ("preview", Object, false),
             ("citations", Array, false),
             ("producer", Object, false),
-            ("reviewer", String, false),
         ],
         Operation::Compare => &[("from", Integer, false), ("to", Integer, false)],
         Operation::Approve | Operation::Reject => &[

@@ -8,8 +8,9 @@ use crate::error::{ArtifactReason, PrismError, Result};
 
 /// Longest accepted `basePath`, in bytes.
 pub const MAX_BASE_PATH_BYTES: usize = 1024;
-/// Longest accepted thread or artifact id after percent-decoding, in UTF-8 bytes.
-pub const MAX_ID_BYTES: usize = 256;
+/// Longest accepted thread or artifact id after percent-decoding, in bytes: the artifact
+/// service's own cap, so the router and the service agree on what an id is.
+pub const MAX_ID_BYTES: usize = crate::artifacts::input::MAX_ID_BYTES;
 /// Default `basePath`.
 pub const DEFAULT_BASE_PATH: &str = "/prism/artifacts";
 /// The reserved first segment of the download route.
@@ -241,14 +242,12 @@ pub fn decode_id(segment: &str, what: &str) -> std::result::Result<String, Route
             "{what} must not be \".\" or \"..\""
         )));
     }
-    if id.chars().any(|c| c.is_control() || c == '/' || c == '\\') {
+    if !id
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+    {
         return Err(RouteError::InvalidId(format!(
-            "{what} must not contain control characters, \"/\" or \"\\\""
-        )));
-    }
-    if id.trim() != id {
-        return Err(RouteError::InvalidId(format!(
-            "{what} must not start or end with whitespace"
+            "{what} must be 1..={MAX_ID_BYTES} characters of A-Z a-z 0-9 . _ -"
         )));
     }
     Ok(id)
@@ -403,9 +402,9 @@ mod tests {
 
     #[test]
     fn ids_are_decoded_and_validated() {
-        let r = match_route(B, "GET", "/prism/artifacts/thread%201/art%C3%A9").unwrap();
-        assert_eq!(r.thread_id.as_deref(), Some("thread 1"));
-        assert_eq!(r.artifact_id.as_deref(), Some("art\u{e9}"));
+        let r = match_route(B, "GET", "/prism/artifacts/thread%2D1/art%5F%41").unwrap();
+        assert_eq!(r.thread_id.as_deref(), Some("thread-1"));
+        assert_eq!(r.artifact_id.as_deref(), Some("art_A"));
         for p in [
             "/prism/artifacts/%2e%2e",
             "/prism/artifacts/..%2F..",
@@ -417,6 +416,10 @@ mod tests {
             "/prism/artifacts/%ff",
             "/prism/artifacts/%20a",
             "/prism/artifacts/t1/%2e",
+            "/prism/artifacts/thread%201",
+            "/prism/artifacts/art%C3%A9",
+            "/prism/artifacts/a:b",
+            "/prism/artifacts/a@b",
         ] {
             assert!(
                 matches!(match_route(B, "GET", p), Err(RouteError::InvalidId(_))),
@@ -452,8 +455,8 @@ mod tests {
         }
 
         #[test]
-        fn percent_encoding_round_trips(id in "[^/\\\\\\p{Cc}]{1,40}") {
-            prop_assume!(id != "." && id != ".." && id.trim() == id && id != DOWNLOAD_SEGMENT);
+        fn percent_encoding_round_trips(id in "[A-Za-z0-9._-]{1,140}") {
+            prop_assume!(id != "." && id != ".." && id != DOWNLOAD_SEGMENT);
             let enc: String = id.bytes().map(|b| format!("%{b:02X}")).collect();
             let r = match_route(B, "GET", &format!("{B}/{enc}"));
             if id.len() <= MAX_ID_BYTES {

@@ -1,1 +1,17 @@
-//! Bindings for `crate::review`.
+//! Bindings for `crate::review`: JSON text in, JSON text out, under `guard`.
+
+use super::guard;
+use napi_derive::napi;
+
+/// `createCodingPatchReviewManifest(input)`: `input` is `JSON.stringify` of the caller's
+/// object; the result is the JSON text of `{ review, artifactInput }`.
+#[napi]
+pub fn review_create_manifest(input: String) -> napi::Result<String> {
+    guard(|| crate::review::create_manifest_json(&input))
+}
+
+/// `assertCodingPatchAccepted({ review, artifact, limits? })`: JSON text of the outcome.
+#[napi]
+pub fn review_assert_accepted(input: String) -> napi::Result<String> {
+    guard(|| crate::review::assert_accepted_json(&input))
+}

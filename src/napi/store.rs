@@ -1,1 +1,189 @@
-//! Bindings for `crate::store`.
+//! Bindings for `crate::store`: the native store handle every store is seen through
+//! (memory, SQLite, a host's JavaScript store), and the factories.
+//!
+//! Other bindings (the artifact service) take `&CheckpointStoreHandle` and clone `inner`.
+
+// Under `cargo test` nothing calls the exported functions (Node does).
+#![cfg_attr(test, allow(dead_code))]
+
+use super::{guard, guard_async};
+use crate::error::PrismError;
+use crate::json::Fields;
+use crate::store::{
+    self, CheckpointStore, HostCaller, HostCheckpointStore, HostOp, MemoryLimits, MemoryStore,
+};
+use napi::bindgen_prelude::Promise;
+use napi::threadsafe_function::ThreadsafeFunction;
+use napi::Status;
+use napi_derive::napi;
+use std::sync::Arc;
+
+/// A checkpoint store as JavaScript holds it. `js/store.js` wraps it in an object with
+/// exactly the `CheckpointStore` interface; its methods take and answer JSON text.
+#[napi]
+pub struct CheckpointStoreHandle {
+    pub(crate) inner: Arc<dyn CheckpointStore>,
+}
+
+impl CheckpointStoreHandle {
+    pub(crate) fn new(inner: Arc<dyn CheckpointStore>) -> Self {
+        Self { inner }
+    }
+}
+
+fn to_json<T: serde::Serialize>(v: &T) -> crate::error::Result<String> {
+    serde_json::to_string(v)
+        .map_err(|e| PrismError::internal(format!("cannot encode a result: {e}")))
+}
+
+#[napi]
+impl CheckpointStoreHandle {
+    /// `saveCheckpoint(input)`: JSON text of the input, JSON text of the checkpoint.
+    #[napi]
+    pub async fn save_checkpoint(&self, input: String) -> napi::Result<String> {
+        let inner = self.inner.clone();
+        guard_async(async move {
+            let req = store::parse_save(&input)?;
+            to_json(&inner.save(req).await?)
+        })
+        .await
+    }
+
+    /// `loadCheckpoint(input)`: JSON text of the checkpoint, or `"null"`.
+    #[napi]
+    pub async fn load_checkpoint(&self, input: String) -> napi::Result<String> {
+        let inner = self.inner.clone();
+        guard_async(async move {
+            let t = store::parse_load(&input)?;
+            to_json(&inner.load(&t.namespace, &t.key, &t.ownership).await?)
+        })
+        .await
+    }
+
+    /// `listCheckpoints(input)`: JSON text of `{ items, nextCursor? }`.
+    #[napi]
+    pub async fn list_checkpoints(&self, input: String) -> napi::Result<String> {
+        let inner = self.inner.clone();
+        guard_async(async move {
+            let q = store::parse_list(&input)?;
+            to_json(&inner.list(q).await?)
+        })
+        .await
+    }
+
+    /// `deleteCheckpoint(input)`: whether a checkpoint was deleted.
+    #[napi]
+    pub async fn delete_checkpoint(&self, input: String) -> napi::Result<bool> {
+        let inner = self.inner.clone();
+        guard_async(async move {
+            let t = store::parse_delete(&input)?;
+            inner
+                .delete(&t.namespace, &t.key, &t.ownership, t.expected_version)
+                .await
+        })
+        .await
+    }
+}
+
+fn invalid_owned(m: String) -> PrismError {
+    store::invalid(m)
+}
+
+/// `createMemoryCheckpointStore(options)`; `options` is JSON text of an object.
+#[napi]
+pub fn create_memory_checkpoint_store(options: String) -> napi::Result<CheckpointStoreHandle> {
+    guard(|| {
+        let v = crate::json::parse(&options, invalid_owned)?;
+        let f = Fields::new(&v, "options", invalid_owned)?;
+        for k in f.object().keys() {
+            if !["maxRecords", "maxValueBytes", "maxPageSize"].contains(&k.as_str()) {
+                return Err(store::invalid(format!(
+                    "options has an unknown field {k:?} (allowed: maxRecords, maxValueBytes, maxPageSize)"
+                )));
+            }
+        }
+        let limit = |name: &str| -> crate::error::Result<Option<u64>> {
+            match f.get(name) {
+                None => Ok(None),
+                Some(v) => match crate::json::as_u64(v) {
+                    Some(n) => Ok(Some(n)),
+                    None if v.is_number() => Err(PrismError::range(format!(
+                        "options.{name} must be a positive integer"
+                    ))),
+                    None => Err(store::invalid(format!(
+                        "options.{name} must be a positive integer, got {}",
+                        crate::json::type_name(v)
+                    ))),
+                },
+            }
+        };
+        let limits = MemoryLimits::resolve(
+            limit("maxRecords")?,
+            limit("maxValueBytes")?,
+            limit("maxPageSize")?,
+        )?;
+        Ok(CheckpointStoreHandle::new(Arc::new(MemoryStore::new(
+            limits,
+        ))))
+    })
+}
+
+/// A host method: called with JSON text of its argument, answers a promise of the JSON
+/// text of the result envelope (see `crate::store::host`). Weak: a host store never keeps
+/// the process alive by itself.
+type HostFn = ThreadsafeFunction<String, Promise<String>, String, Status, false, true>;
+
+struct TsfnCaller {
+    save: HostFn,
+    load: HostFn,
+    list: HostFn,
+    delete: HostFn,
+}
+
+impl HostCaller for TsfnCaller {
+    fn call(
+        &self,
+        op: HostOp,
+        request: String,
+    ) -> store::BoxFuture<'_, crate::error::Result<String>> {
+        let f = match op {
+            HostOp::Save => &self.save,
+            HostOp::Load => &self.load,
+            HostOp::List => &self.list,
+            HostOp::Delete => &self.delete,
+        };
+        Box::pin(async move {
+            let fail = |e: napi::Error| {
+                PrismError::internal(format!(
+                    "host checkpoint store: {} could not be called: {}",
+                    op.method(),
+                    e.reason
+                ))
+            };
+            let promise = f.call_async_catch(request).await.map_err(fail)?;
+            promise.await.map_err(fail)
+        })
+    }
+}
+
+/// The host store bridge: four functions that each take JSON text and answer a promise
+/// of an envelope. `js/store.js` builds them around a host object's methods.
+#[napi]
+pub fn create_host_checkpoint_store(
+    save: HostFn,
+    load: HostFn,
+    list: HostFn,
+    delete: HostFn,
+) -> napi::Result<CheckpointStoreHandle> {
+    guard(|| {
+        let caller = TsfnCaller {
+            save,
+            load,
+            list,
+            delete,
+        };
+        Ok(CheckpointStoreHandle::new(Arc::new(
+            HostCheckpointStore::new(caller),
+        )))
+    })
+}

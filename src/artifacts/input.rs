@@ -1,0 +1,566 @@
+//! Validation of every request before any store call: field types, unknown fields,
+//! `__proto__` keys, nesting depth, ids, URIs, sizes, ownership and identity.
+
+use super::limits::ArtifactLimits;
+use super::model::{Citation, Producer, Span};
+use super::redact::SecretRedactor;
+use super::{err, invalid, time};
+use crate::error::{ArtifactReason as R, PrismError, Result};
+use crate::json::{type_name, Fields};
+use crate::store::Ownership;
+use serde_json::{Map, Value};
+
+/// Longest id (`threadId`, `artifactId`), in bytes.
+pub const MAX_ID_BYTES: usize = 128;
+/// Longest ownership member, principal kind/id, reviewer ref, producer field, cursor.
+pub const MAX_REF_BYTES: usize = 256;
+/// Longest list cursor, in bytes.
+pub const MAX_CURSOR_BYTES: usize = 1024;
+/// Deepest nesting accepted anywhere in a request.
+pub const MAX_INPUT_DEPTH: usize = 32;
+/// Largest request JSON text, in bytes (every cap together stays far below it).
+pub const MAX_INPUT_BYTES: usize = 2 * 1024 * 1024;
+/// Most snapshots one integrity check takes.
+pub const MAX_SNAPSHOTS: usize = 1024;
+
+/// Refuse `__proto__`/`constructor`/`prototype` keys anywhere and nesting deeper than
+/// [`MAX_INPUT_DEPTH`].
+pub fn check_shape(value: &Value, path: &str) -> Result<()> {
+    fn walk(v: &Value, depth: usize, path: &str) -> Result<()> {
+        if depth > MAX_INPUT_DEPTH {
+            return Err(invalid(format!(
+                "{path} is nested deeper than {MAX_INPUT_DEPTH} levels"
+            )));
+        }
+        match v {
+            Value::Array(items) => items.iter().try_for_each(|x| walk(x, depth + 1, path)),
+            Value::Object(obj) => {
+                for (k, x) in obj {
+                    if matches!(k.as_str(), "__proto__" | "constructor" | "prototype") {
+                        return Err(invalid(format!("{path} must not contain a \"{k}\" key")));
+                    }
+                    walk(x, depth + 1, path)?;
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+    walk(value, 0, path)
+}
+
+/// Refuse members not in `allowed`.
+pub fn only(fields: &Fields<'_>, allowed: &[&str]) -> Result<()> {
+    for k in fields.object().keys() {
+        if !allowed.contains(&k.as_str()) {
+            return Err(fields.fail(k, "is not a known field"));
+        }
+    }
+    Ok(())
+}
+
+fn has_control(s: &str) -> bool {
+    s.chars().any(|c| c.is_control())
+}
+
+/// A `threadId`/`artifactId`: 1..=128 bytes of `[A-Za-z0-9._-]`, holding no secret.
+pub fn id(fields: &Fields<'_>, name: &str, redactor: &SecretRedactor) -> Result<String> {
+    let v = match fields.get(name) {
+        None => {
+            return Err(err(
+                R::InvalidId,
+                format!("{} is required", fields.path(name)),
+            ))
+        }
+        Some(Value::String(s)) => s,
+        Some(other) => {
+            return Err(err(
+                R::InvalidId,
+                format!(
+                    "{} must be a string, got {}",
+                    fields.path(name),
+                    type_name(other)
+                ),
+            ))
+        }
+    };
+    valid_id(v, &fields.path(name), redactor)?;
+    Ok(v.clone())
+}
+
+/// Check one id string.
+pub fn valid_id(v: &str, path: &str, redactor: &SecretRedactor) -> Result<()> {
+    if v.is_empty()
+        || v.len() > MAX_ID_BYTES
+        || !v
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+    {
+        return Err(err(
+            R::InvalidId,
+            format!("{path} must be 1..={MAX_ID_BYTES} characters of A-Z a-z 0-9 . _ -"),
+        ));
+    }
+    if redactor.contains_secret(v) {
+        return Err(err(
+            R::InvalidId,
+            format!("{path} holds a registered secret"),
+        ));
+    }
+    Ok(())
+}
+
+/// Ownership from host `authorize`: only `tenantId`/`accountId`/`userId`, strings, at least
+/// one non-empty, each at most 256 bytes, none holding a registered secret.
+pub fn ownership(value: Option<&Value>, redactor: &SecretRedactor) -> Result<Ownership> {
+    let value = value.ok_or_else(|| err(R::Ownership, "input.ownership is required"))?;
+    let f = Fields::new(value, "input.ownership", |m| err(R::Ownership, m))?;
+    only(&f, &["tenantId", "accountId", "userId"]).map_err(|e| err(R::Ownership, e.message))?;
+    let mut out = Ownership::default();
+    let mut any = false;
+    for (name, slot) in [
+        ("tenantId", &mut out.tenant_id),
+        ("accountId", &mut out.account_id),
+        ("userId", &mut out.user_id),
+    ] {
+        if let Some(s) = f.opt_str(name)? {
+            if s.len() > MAX_REF_BYTES || has_control(s) {
+                return Err(f.fail(name, "must be at most 256 bytes without control characters"));
+            }
+            if redactor.contains_secret(s) {
+                return Err(f.fail(name, "holds a registered secret"));
+            }
+            if !s.is_empty() {
+                any = true;
+                *slot = Some(s.to_string());
+            }
+        }
+    }
+    if !any {
+        return Err(err(
+            R::Ownership,
+            "input.ownership needs at least one non-empty tenantId, accountId or userId",
+        ));
+    }
+    Ok(out)
+}
+
+fn timestamp(f: &Fields<'_>, name: &str) -> Result<Option<i64>> {
+    match f.get(name) {
+        None => Ok(None),
+        Some(Value::String(s)) => time::parse_iso(s)
+            .map(Some)
+            .ok_or_else(|| f.fail(name, "must be an ISO-8601 timestamp")),
+        Some(v @ Value::Number(_)) => crate::json::as_i64(v)
+            .map(Some)
+            .ok_or_else(|| f.fail(name, "must be an integer (epoch milliseconds)")),
+        Some(other) => Err(f.fail(
+            name,
+            &format!(
+                "must be an ISO-8601 string or epoch milliseconds, got {}",
+                type_name(other)
+            ),
+        )),
+    }
+}
+
+fn ref_part(f: &Fields<'_>, name: &str) -> Result<String> {
+    let s = f.non_empty_str(name)?;
+    if s.len() > MAX_REF_BYTES || has_control(s) {
+        return Err(f.fail(name, "must be at most 256 bytes without control characters"));
+    }
+    Ok(s.to_string())
+}
+
+/// A verified `AgentIdentity`; returns its actor ref `kind:id`. Malformed identities are
+/// `invalid_input`; unverified, expired, revoked or ownership-conflicting ones `ownership`.
+pub fn identity(value: Option<&Value>, owner: &Ownership, now_ms: i64) -> Result<Option<String>> {
+    let Some(value) = value else { return Ok(None) };
+    let f = Fields::new(value, "input.identity", invalid)?;
+    let tenant = ref_part(&f, "tenantId")?;
+    let account = f.opt_str("accountId")?;
+    let user = f.opt_str("userId")?;
+    let p = f.object_field("principal")?;
+    only(&p, &["kind", "id", "displayName"])?;
+    let kind = ref_part(&p, "kind")?;
+    if kind.contains(':') {
+        return Err(p.fail("kind", "must not contain ':'"));
+    }
+    let pid = ref_part(&p, "id")?;
+    p.opt_str("displayName")?;
+    match f.opt_array("scopes")? {
+        Some(scopes) if scopes.iter().all(Value::is_string) => {}
+        _ => return Err(f.fail("scopes", "must be an array of strings")),
+    }
+    let issued = timestamp(&f, "issuedAt")?;
+    if issued.is_none() {
+        return Err(f.fail("issuedAt", "is required"));
+    }
+    let expires = timestamp(&f, "expiresAt")?;
+    let revoked = timestamp(&f, "revokedAt")?;
+    match f.get("verified") {
+        Some(Value::Bool(true)) => {}
+        _ => return Err(err(R::Ownership, "identity is not verified")),
+    }
+    if expires.is_some_and(|t| t <= now_ms) {
+        return Err(err(R::Ownership, "identity has expired"));
+    }
+    if revoked.is_some_and(|t| t <= now_ms) {
+        return Err(err(R::Ownership, "identity has been revoked"));
+    }
+    let conflict = |mine: &Option<String>, theirs: Option<&str>| match (mine, theirs) {
+        (Some(a), Some(b)) => a != b,
+        _ => false,
+    };
+    if conflict(&owner.tenant_id, Some(tenant.as_str()))
+        || conflict(&owner.account_id, account)
+        || conflict(&owner.user_id, user)
+    {
+        return Err(err(
+            R::Ownership,
+            "identity conflicts with the ownership scope",
+        ));
+    }
+    Ok(Some(format!("{kind}:{pid}")))
+}
+
+/// An explicit reviewer ref: non-empty, at most 256 bytes, no control characters.
+pub fn reviewer(f: &Fields<'_>) -> Result<Option<String>> {
+    match f.opt_str("reviewer")? {
+        None => Ok(None),
+        Some(s) if s.trim().is_empty() || s.len() > MAX_REF_BYTES || has_control(s) => Err(f.fail(
+            "reviewer",
+            "must be a non-empty string of at most 256 bytes without control characters",
+        )),
+        Some(s) => Ok(Some(s.to_string())),
+    }
+}
+
+/// A string bounded by `cap` bytes (`reason` when longer).
+pub fn bounded(
+    f: &Fields<'_>,
+    name: &str,
+    cap: u64,
+    reason: R,
+    required: bool,
+) -> Result<Option<String>> {
+    let s = if required {
+        Some(f.non_empty_str(name)?)
+    } else {
+        f.opt_str(name)?
+    };
+    match s {
+        Some(s) if s.len() as u64 > cap => Err(err(
+            reason,
+            format!("{} is {} bytes; the cap is {cap}", f.path(name), s.len()),
+        )),
+        other => Ok(other.map(str::to_string)),
+    }
+}
+
+/// True when `uri` names a local filesystem location: `file:`, an absolute or home path,
+/// a drive path (`C:\`, `C:/`, `C:`), a UNC or network path (`\\host`, `//host`), or a
+/// relative path (`./`, `../`).
+pub fn is_local_path(uri: &str) -> bool {
+    let t = uri.trim_start();
+    let lower = t.get(..5).map(str::to_ascii_lowercase);
+    if lower.as_deref() == Some("file:") {
+        return true;
+    }
+    let b = t.as_bytes();
+    match b {
+        [b'/' | b'\\' | b'~', ..] => true,
+        [d, b':', ..]
+            if d.is_ascii_alphabetic() && b.get(2).is_none_or(|c| matches!(c, b'/' | b'\\')) =>
+        {
+            true
+        }
+        [b'.', b'/' | b'\\', ..] | [b'.', b'.', b'/' | b'\\', ..] => true,
+        [b'.'] | [b'.', b'.'] => true,
+        _ => false,
+    }
+}
+
+/// A required URI: bounded, no control characters or surrounding blanks, not local.
+pub fn uri(f: &Fields<'_>, name: &str, cap: u64) -> Result<String> {
+    let Some(s) = bounded(f, name, cap, R::UriTooLarge, true)? else {
+        return Err(f.fail(name, "is required"));
+    };
+    if has_control(&s) || s.trim() != s {
+        return Err(f.fail(
+            name,
+            "must not contain control characters or surrounding blanks",
+        ));
+    }
+    if is_local_path(&s) {
+        return Err(err(
+            R::UnsafeUri,
+            format!(
+                "{} is a local filesystem reference; pass a host blob reference",
+                f.path(name)
+            ),
+        ));
+    }
+    Ok(s)
+}
+
+/// An optional non-negative integer size.
+pub fn size(f: &Fields<'_>) -> Result<Option<u64>> {
+    f.opt_u64("size")
+}
+
+/// Optional `preview`: a JSON object of at most `previewBytes`.
+pub fn preview(f: &Fields<'_>, limits: &ArtifactLimits) -> Result<Option<Value>> {
+    match f.get("preview") {
+        None => Ok(None),
+        Some(v @ Value::Object(_)) => {
+            let n = v.to_string().len() as u64;
+            if n > limits.preview_bytes {
+                return Err(err(
+                    R::PreviewTooLarge,
+                    format!(
+                        "input.preview is {n} bytes; the cap is {}",
+                        limits.preview_bytes
+                    ),
+                ));
+            }
+            Ok(Some(v.clone()))
+        }
+        Some(other) => Err(f.fail(
+            "preview",
+            &format!("must be an object, got {}", type_name(other)),
+        )),
+    }
+}
+
+/// Optional `producer`: `{ runId?, agentId?, toolCallId? }`.
+pub fn producer(f: &Fields<'_>) -> Result<Option<Producer>> {
+    let Some(p) = f.opt_object("producer")? else {
+        return Ok(None);
+    };
+    only(&p, &["runId", "agentId", "toolCallId"])?;
+    let one = |name: &str| -> Result<Option<String>> {
+        match p.opt_str(name)? {
+            Some(s) if s.is_empty() || s.len() > MAX_REF_BYTES || has_control(s) => Err(p.fail(
+                name,
+                "must be a non-empty string of at most 256 bytes without control characters",
+            )),
+            other => Ok(other.map(str::to_string)),
+        }
+    };
+    Ok(Some(Producer {
+        run_id: one("runId")?,
+        agent_id: one("agentId")?,
+        tool_call_id: one("toolCallId")?,
+    }))
+}
+
+const CITATION_FIELDS: [&str; 11] = [
+    "uri",
+    "title",
+    "kind",
+    "sourceId",
+    "revision",
+    "contentHash",
+    "retrievedAt",
+    "excerpt",
+    "span",
+    "tenantId",
+    "support",
+];
+
+/// One citation; `caps` bounds the citation size and title, `None` checks types only.
+pub fn citation(value: &Value, path: &str, limits: &ArtifactLimits) -> Result<Citation> {
+    let f = Fields::new(value, path, invalid)?;
+    only(&f, &CITATION_FIELDS)?;
+    let n = value.to_string().len() as u64;
+    if n > limits.citation_bytes {
+        return Err(err(
+            R::CitationTooLarge,
+            format!("{path} is {n} bytes; the cap is {}", limits.citation_bytes),
+        ));
+    }
+    let uri = uri(&f, "uri", limits.uri_bytes)?;
+    let title = bounded(&f, "title", limits.title_bytes, R::TitleTooLarge, false)?;
+    let revision = match f.get("revision") {
+        None => None,
+        Some(v @ Value::String(_)) => Some(v.clone()),
+        Some(v @ Value::Number(_)) if crate::json::as_i64(v).is_some() => Some(v.clone()),
+        Some(_) => return Err(f.fail("revision", "must be a string or an integer")),
+    };
+    let retrieved_at = f.opt_str("retrievedAt")?;
+    if let Some(t) = retrieved_at {
+        if time::parse_iso(t).is_none() {
+            return Err(f.fail("retrievedAt", "must be an ISO-8601 timestamp"));
+        }
+    }
+    let span = match f.opt_object("span")? {
+        None => None,
+        Some(s) => {
+            only(&s, &["start", "end"])?;
+            let (start, end) = (s.u64("start")?, s.u64("end")?);
+            if start > end {
+                return Err(s.fail("start", "must not be greater than end"));
+            }
+            Some(Span { start, end })
+        }
+    };
+    let support = match f.get("support") {
+        None => None,
+        Some(Value::Number(n)) => match n.as_f64() {
+            Some(x) if (0.0..=1.0).contains(&x) => Some(x),
+            _ => return Err(f.fail("support", "must be a number in 0..=1")),
+        },
+        Some(_) => return Err(f.fail("support", "must be a number in 0..=1")),
+    };
+    Ok(Citation {
+        uri,
+        title,
+        kind: f.opt_str("kind")?.map(str::to_string),
+        source_id: f.opt_str("sourceId")?.map(str::to_string),
+        revision,
+        content_hash: f.opt_str("contentHash")?.map(str::to_string),
+        retrieved_at: retrieved_at.map(str::to_string),
+        excerpt: f.opt_str("excerpt")?.map(str::to_string),
+        span,
+        tenant_id: f.opt_str("tenantId")?.map(str::to_string),
+        support,
+    })
+}
+
+/// Optional `citations`: at most `citationsPerRevision`, each within the caps.
+pub fn citations(f: &Fields<'_>, limits: &ArtifactLimits) -> Result<Option<Vec<Citation>>> {
+    let Some(items) = f.opt_array("citations")? else {
+        return Ok(None);
+    };
+    if items.len() as u64 > limits.citations_per_revision {
+        return Err(err(
+            R::TooManyCitations,
+            format!(
+                "input.citations has {} entries; the cap is {}",
+                items.len(),
+                limits.citations_per_revision
+            ),
+        ));
+    }
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, v)| citation(v, &format!("input.citations[{i}]"), limits))
+        .collect::<Result<Vec<_>>>()
+        .map(Some)
+}
+
+/// The input object as `Fields`, with the shape checks done.
+pub fn request<'a>(value: &'a Value, allowed: &[&str]) -> Result<Fields<'a>> {
+    let f = Fields::new(value, "input", invalid)?;
+    check_shape(value, "input")?;
+    only(&f, allowed)?;
+    Ok(f)
+}
+
+/// Helper for `Map` lookups in records handed in by callers.
+pub fn object<'a>(value: &'a Value, path: &str) -> Result<&'a Map<String, Value>> {
+    value.as_object().ok_or_else(|| {
+        invalid(format!(
+            "{path} must be an object, got {}",
+            type_name(value)
+        ))
+    })
+}
+
+/// A positive revision number.
+pub fn version(f: &Fields<'_>, name: &str, required: bool) -> Result<Option<u64>> {
+    match f.opt_u64(name)? {
+        Some(0) => Err(f.fail(name, "must be a positive integer")),
+        None if required => Err(f.fail(name, "is required (a positive integer)")),
+        other => Ok(other),
+    }
+}
+
+/// Used by callers building errors with a formatted reason.
+pub fn too_large(reason: R, what: &str, n: usize, cap: u64) -> PrismError {
+    err(reason, format!("{what} is {n} bytes; the cap is {cap}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn local_paths_are_detected() {
+        for p in [
+            "file:///etc/passwd",
+            "FILE:/x",
+            "/etc/passwd",
+            "\\\\server\\share\\x",
+            "//server/share",
+            "C:\\Users\\a",
+            "c:/x",
+            "C:",
+            "~/x",
+            "./x",
+            "../x",
+            ".",
+            "..",
+            " /x",
+        ] {
+            assert!(is_local_path(p), "{p}");
+        }
+        for p in [
+            "https://blob.example/doc",
+            "s3://bucket/key",
+            "blob:abc",
+            "artifact-1",
+            "mailto:a@b",
+            "urn:x:y",
+        ] {
+            assert!(!is_local_path(p), "{p}");
+        }
+    }
+
+    #[test]
+    fn ids_are_bounded_and_safe() {
+        let r = SecretRedactor::new(&["topsecret"]).unwrap();
+        assert!(valid_id("thread-1.a_b", "id", &r).is_ok());
+        for bad in ["", "a:b", "a/b", "a b", "é", "x-topsecret-y"] {
+            assert_eq!(
+                valid_id(bad, "id", &r).unwrap_err().reason(),
+                Some("invalid_id"),
+                "{bad}"
+            );
+        }
+        assert!(valid_id(&"a".repeat(129), "id", &r).is_err());
+    }
+
+    #[test]
+    fn ownership_needs_one_member() {
+        let r = SecretRedactor::none();
+        assert!(ownership(Some(&json!({"tenantId": "t"})), &r).is_ok());
+        for bad in [
+            json!({}),
+            json!({"tenantId": ""}),
+            json!({"tenantId": 1}),
+            json!("t"),
+            json!({"x": "y"}),
+        ] {
+            assert_eq!(
+                ownership(Some(&bad), &r).unwrap_err().reason(),
+                Some("ownership"),
+                "{bad}"
+            );
+        }
+        assert!(ownership(None, &r).is_err());
+    }
+
+    #[test]
+    fn shape_refuses_proto_and_depth() {
+        assert!(check_shape(&json!({"a": {"__proto__": 1}}), "input").is_err());
+        let mut v = json!(1);
+        for _ in 0..40 {
+            v = json!([v]);
+        }
+        assert!(check_shape(&v, "input").is_err());
+    }
+}

@@ -1,0 +1,208 @@
+//! The frozen caps of the artifact service. Each has a default and a hard maximum; a
+//! configured value must be an integer in `1..=hard` or construction fails with a
+//! `RangeError` (never clamped silently). Unknown names and non-numbers are `TypeError`s.
+
+use crate::error::{PrismError, Result};
+use serde::Serialize;
+use serde_json::Value;
+
+/// Resolved caps (`ArtifactLimits` in the API). Sizes are UTF-8 bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ArtifactLimits {
+    pub artifacts_per_thread: u64,
+    pub revisions_per_artifact: u64,
+    pub record_bytes: u64,
+    pub preview_bytes: u64,
+    pub citations_per_revision: u64,
+    pub citation_bytes: u64,
+    pub mime_bytes: u64,
+    pub hash_bytes: u64,
+    pub uri_bytes: u64,
+    pub note_bytes: u64,
+    pub title_bytes: u64,
+    pub list_page_size: u64,
+    pub delivery_ttl_seconds: u64,
+    pub delivery_token_bytes: u64,
+}
+
+const KIB: u64 = 1024;
+
+/// `(name, default, hard)` of every cap, in declaration order.
+pub const SPEC: [(&str, u64, u64); 14] = [
+    ("artifactsPerThread", 64, 256),
+    ("revisionsPerArtifact", 32, 128),
+    ("recordBytes", 8 * KIB, 64 * KIB),
+    ("previewBytes", 16 * KIB, 64 * KIB),
+    ("citationsPerRevision", 32, 128),
+    ("citationBytes", 2 * KIB, 8 * KIB),
+    ("mimeBytes", 128, 512),
+    ("hashBytes", 256, KIB),
+    ("uriBytes", 2 * KIB, 8 * KIB),
+    ("noteBytes", KIB, 8 * KIB),
+    ("titleBytes", 256, 2 * KIB),
+    ("listPageSize", 50, 200),
+    ("deliveryTtlSeconds", 300, 86_400),
+    ("deliveryTokenBytes", 4 * KIB, 16 * KIB),
+];
+
+impl ArtifactLimits {
+    fn from_values(v: &[u64; 14]) -> Self {
+        Self {
+            artifacts_per_thread: v[0],
+            revisions_per_artifact: v[1],
+            record_bytes: v[2],
+            preview_bytes: v[3],
+            citations_per_revision: v[4],
+            citation_bytes: v[5],
+            mime_bytes: v[6],
+            hash_bytes: v[7],
+            uri_bytes: v[8],
+            note_bytes: v[9],
+            title_bytes: v[10],
+            list_page_size: v[11],
+            delivery_ttl_seconds: v[12],
+            delivery_token_bytes: v[13],
+        }
+    }
+
+    /// The defaults.
+    pub fn defaults() -> Self {
+        Self::from_values(&SPEC.map(|(_, d, _)| d))
+    }
+
+    /// The hard maxima.
+    pub fn hard() -> Self {
+        Self::from_values(&SPEC.map(|(_, _, h)| h))
+    }
+
+    /// Resolve a partial `limits` object (absent or `undefined` = defaults).
+    pub fn resolve(value: Option<&Value>) -> Result<Self> {
+        let mut values = SPEC.map(|(_, d, _)| d);
+        let obj = match value {
+            None | Some(Value::Null) => return Ok(Self::from_values(&values)),
+            Some(Value::Object(o)) => o,
+            Some(other) => {
+                return Err(PrismError::type_error(format!(
+                    "limits must be an object, got {}",
+                    crate::json::type_name(other)
+                )))
+            }
+        };
+        for (name, v) in obj {
+            let Some(idx) = SPEC.iter().position(|(n, _, _)| n == name) else {
+                return Err(PrismError::type_error(format!(
+                    "limits.{name} is not a known limit (known: {})",
+                    SPEC.map(|(n, _, _)| n).join(", ")
+                )));
+            };
+            let (_, _, hard) = SPEC[idx];
+            let Value::Number(n) = v else {
+                return Err(PrismError::type_error(format!(
+                    "limits.{name} must be a number, got {}",
+                    crate::json::type_name(v)
+                )));
+            };
+            match crate::json::as_u64(v).filter(|x| (1..=hard).contains(x)) {
+                Some(x) => values[idx] = x,
+                None => {
+                    return Err(PrismError::range(format!(
+                        "limits.{name} must be an integer in 1..={hard}, got {n}"
+                    )))
+                }
+            }
+        }
+        Ok(Self::from_values(&values))
+    }
+
+    /// The resolved limits as a JSON object (camelCase names).
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+    use serde_json::json;
+
+    #[test]
+    fn defaults_and_hard_match_the_contract() {
+        let d = ArtifactLimits::defaults();
+        assert_eq!(
+            (
+                d.artifacts_per_thread,
+                d.revisions_per_artifact,
+                d.record_bytes,
+                d.preview_bytes
+            ),
+            (64, 32, 8192, 16384)
+        );
+        assert_eq!(
+            (
+                d.citations_per_revision,
+                d.citation_bytes,
+                d.mime_bytes,
+                d.hash_bytes
+            ),
+            (32, 2048, 128, 256)
+        );
+        assert_eq!(
+            (d.uri_bytes, d.note_bytes, d.title_bytes, d.list_page_size),
+            (2048, 1024, 256, 50)
+        );
+        assert_eq!(
+            (d.delivery_ttl_seconds, d.delivery_token_bytes),
+            (300, 4096)
+        );
+        let h = ArtifactLimits::hard();
+        assert_eq!(
+            (
+                h.artifacts_per_thread,
+                h.revisions_per_artifact,
+                h.record_bytes,
+                h.preview_bytes
+            ),
+            (256, 128, 65536, 65536)
+        );
+        assert_eq!(
+            (
+                h.citations_per_revision,
+                h.citation_bytes,
+                h.mime_bytes,
+                h.hash_bytes
+            ),
+            (128, 8192, 512, 1024)
+        );
+        assert_eq!(
+            (h.uri_bytes, h.note_bytes, h.title_bytes, h.list_page_size),
+            (8192, 8192, 2048, 200)
+        );
+        assert_eq!(
+            (h.delivery_ttl_seconds, h.delivery_token_bytes),
+            (86_400, 16384)
+        );
+    }
+
+    #[test]
+    fn every_limit_accepts_1_and_hard_and_refuses_outside() {
+        for (name, _, hard) in SPEC {
+            let ok = ArtifactLimits::resolve(Some(&json!({ name: hard }))).unwrap();
+            assert_eq!(ok.to_value()[name], json!(hard));
+            assert!(ArtifactLimits::resolve(Some(&json!({ name: 1 }))).is_ok());
+            for bad in [json!(0), json!(hard + 1), json!(-1), json!(1.5)] {
+                let e = ArtifactLimits::resolve(Some(&json!({ name: bad }))).unwrap_err();
+                assert_eq!(e.kind, ErrorKind::Range, "{name} {bad}");
+            }
+            let e = ArtifactLimits::resolve(Some(&json!({ name: "5" }))).unwrap_err();
+            assert_eq!(e.kind, ErrorKind::Type);
+        }
+        let e = ArtifactLimits::resolve(Some(&json!({ "nope": 1 }))).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Type);
+        assert_eq!(
+            ArtifactLimits::resolve(None).unwrap(),
+            ArtifactLimits::defaults()
+        );
+    }
+}

@@ -1,0 +1,564 @@
+//! Field validators shared by the manifest and acceptance code: identifiers, workspace-relative
+//! paths, artifact URIs, hex digests, timestamps, and summary text cleaning.
+
+use crate::error::{PrismError, Result, ReviewCode};
+use crate::json::{type_name, Fields};
+use serde_json::Value;
+
+/// Longest identifier (thread, artifact, repository, branch, ref, check name, review id), in bytes.
+pub const IDENT_BYTES: usize = 1024;
+/// Longest workspace-relative path, in bytes.
+pub const PATH_BYTES: usize = 4096;
+
+pub(crate) fn input_err(message: String) -> PrismError {
+    PrismError::review(ReviewCode::Input, message)
+}
+
+pub(crate) fn limit_err(message: String) -> PrismError {
+    PrismError::review(ReviewCode::Limit, message)
+}
+
+/// Refuse every member of `f` not named in `allowed`. Unknown members never reach the
+/// manifest: a caller who passes `patch.body`, `command` or `env` learns at once that the
+/// manifest does not bind (or carry) them.
+pub(crate) fn deny_unknown(f: &Fields<'_>, allowed: &[&str]) -> Result<()> {
+    for key in f.object().keys() {
+        if !allowed.contains(&key.as_str()) {
+            let hint = match key.as_str() {
+                "body" | "content" | "diff" | "patch" | "command" | "commands" | "env" | "environment"
+                | "secret" | "secrets" | "token" | "password" | "credentials" => {
+                    " (a review manifest never embeds patch bodies, commands, environment or secrets)"
+                }
+                _ => "",
+            };
+            return Err(input_err(format!(
+                "{} is not a known field{hint}; known fields: {}",
+                f.path(&display_key(key)),
+                allowed.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A key as shown in a message: bounded and free of control characters.
+fn display_key(key: &str) -> String {
+    let cleaned: String = key.chars().filter(|c| !c.is_control()).take(64).collect();
+    if cleaned.len() < key.len() {
+        format!("{cleaned}…")
+    } else {
+        cleaned
+    }
+}
+
+/// A required identifier: a string, not blank, at most [`IDENT_BYTES`], no control characters.
+pub(crate) fn ident(f: &Fields<'_>, name: &str) -> Result<String> {
+    let s = f.str(name)?;
+    check_ident(s, &f.path(name))?;
+    Ok(s.to_string())
+}
+
+/// An optional identifier (absent is `None`; present must be valid).
+pub(crate) fn opt_ident(f: &Fields<'_>, name: &str) -> Result<Option<String>> {
+    match f.opt_str(name)? {
+        None => Ok(None),
+        Some(s) => {
+            check_ident(s, &f.path(name))?;
+            Ok(Some(s.to_string()))
+        }
+    }
+}
+
+pub(crate) fn check_ident(s: &str, path: &str) -> Result<()> {
+    if s.trim().is_empty() {
+        return Err(input_err(format!("{path} must not be empty")));
+    }
+    if s.len() > IDENT_BYTES {
+        return Err(input_err(format!(
+            "{path} is {} bytes; at most {IDENT_BYTES} bytes",
+            s.len()
+        )));
+    }
+    if s.chars().any(char::is_control) {
+        return Err(input_err(format!(
+            "{path} must not contain control characters"
+        )));
+    }
+    Ok(())
+}
+
+/// A workspace-relative path: non-empty, at most [`PATH_BYTES`], `/`-separated segments that
+/// are neither empty, `.` nor `..`; not absolute (`/…`), not a drive path (`C:…`), no
+/// backslash, no control characters.
+pub(crate) fn check_rel_path(s: &str, path: &str) -> Result<()> {
+    if s.is_empty() {
+        return Err(input_err(format!("{path} must not be empty")));
+    }
+    if s.len() > PATH_BYTES {
+        return Err(input_err(format!(
+            "{path} is {} bytes; at most {PATH_BYTES} bytes",
+            s.len()
+        )));
+    }
+    if s.chars().any(char::is_control) {
+        return Err(input_err(format!(
+            "{path} must not contain control characters"
+        )));
+    }
+    if s.starts_with('/') {
+        return Err(input_err(format!(
+            "{path} must be workspace-relative, not absolute"
+        )));
+    }
+    if s.contains('\\') {
+        return Err(input_err(format!(
+            "{path} must use '/' separators (no backslash)"
+        )));
+    }
+    if is_drive_prefixed(s) {
+        return Err(input_err(format!(
+            "{path} must be workspace-relative, not a drive path"
+        )));
+    }
+    for seg in s.split('/') {
+        match seg {
+            "" => {
+                return Err(input_err(format!(
+                    "{path} must not contain empty segments ('//' or a trailing '/')"
+                )))
+            }
+            "." | ".." => {
+                return Err(input_err(format!(
+                    "{path} must not contain '.' or '..' segments"
+                )))
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn is_drive_prefixed(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':'
+}
+
+/// Exactly 64 lowercase hex digits (a SHA-256).
+pub(crate) fn is_hex64(s: &str) -> bool {
+    s.len() == 64
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+pub(crate) fn hex64(f: &Fields<'_>, name: &str) -> Result<String> {
+    let s = f.str(name)?;
+    if !is_hex64(s) {
+        return Err(f.fail(name, "must be 64 lowercase hex digits (a SHA-256)"));
+    }
+    Ok(s.to_string())
+}
+
+/// A patch kind becomes the MIME subtype `application/x-<kind>`: a lowercase token of
+/// 1..=64 characters from `a-z 0-9 . + -`, starting with a letter or digit.
+pub(crate) fn check_kind(s: &str, path: &str) -> Result<()> {
+    let b = s.as_bytes();
+    let ok = !b.is_empty()
+        && b.len() <= 64
+        && b[0].is_ascii_alphanumeric()
+        && !b[0].is_ascii_uppercase()
+        && b.iter().all(|c| {
+            c.is_ascii_digit() || c.is_ascii_lowercase() || matches!(c, b'.' | b'+' | b'-')
+        });
+    if ok {
+        Ok(())
+    } else {
+        Err(input_err(format!(
+            "{path} must be a lowercase MIME token (a-z 0-9 . + -, 1..64 characters), e.g. \"patch\""
+        )))
+    }
+}
+
+/// Query parameter names that carry credentials; a URI holding one is refused.
+const SECRET_PARAMS: &[&str] = &[
+    "x-amz-signature",
+    "x-amz-credential",
+    "x-amz-security-token",
+    "x-goog-signature",
+    "x-goog-credential",
+    "signature",
+    "sig",
+    "token",
+    "access_token",
+    "id_token",
+    "api_key",
+    "apikey",
+    "key",
+    "password",
+    "secret",
+    "client_secret",
+];
+
+/// A patch artifact URI: at most `max_bytes` (else `ERR_PRISM_REVIEW_LIMIT`), no whitespace,
+/// control characters or backslashes; not a local filesystem path (`file:`, absolute, drive);
+/// not a `data:`/`javascript:` URI (which would embed a body); no credentials (userinfo or
+/// credential query parameters); a relative reference has no `.`/`..` segments.
+pub(crate) fn check_uri(s: &str, path: &str, max_bytes: usize) -> Result<()> {
+    if s.len() > max_bytes {
+        return Err(limit_err(format!(
+            "{path} is {} bytes; the cap is {max_bytes} bytes",
+            s.len()
+        )));
+    }
+    if s.is_empty() {
+        return Err(input_err(format!("{path} must not be empty")));
+    }
+    if s.chars().any(|c| c.is_control() || c.is_whitespace()) {
+        return Err(input_err(format!(
+            "{path} must not contain whitespace or control characters"
+        )));
+    }
+    if s.contains('\\') {
+        return Err(input_err(format!("{path} must not contain backslashes")));
+    }
+    let (before_query, query) = match s.find(['?', '#']) {
+        Some(i) => (s.get(..i).unwrap_or(s), s.get(i..).unwrap_or("")),
+        None => (s, ""),
+    };
+    if let Some(scheme) = scheme_of(before_query) {
+        let lower = scheme.to_ascii_lowercase();
+        if scheme.len() == 1 {
+            return Err(input_err(format!("{path} must not be a local drive path")));
+        }
+        if matches!(
+            lower.as_str(),
+            "file" | "data" | "javascript" | "vbscript" | "blob"
+        ) {
+            return Err(input_err(format!(
+                "{path} must not use the '{lower}:' scheme (a reference to the host artifact store, never a local path or an embedded body)"
+            )));
+        }
+        let rest = before_query.get(scheme.len() + 1..).unwrap_or("");
+        if let Some(auth) = rest.strip_prefix("//") {
+            let authority = auth.split('/').next().unwrap_or("");
+            if authority.contains('@') {
+                return Err(input_err(format!(
+                    "{path} must not carry credentials (user info)"
+                )));
+            }
+        }
+    } else {
+        if before_query.starts_with('/') {
+            return Err(input_err(format!(
+                "{path} must not be an absolute local path"
+            )));
+        }
+        if before_query.split('/').any(|seg| seg == "." || seg == "..") {
+            return Err(input_err(format!(
+                "{path} must not contain '.' or '..' segments"
+            )));
+        }
+    }
+    if let Some(q) = query.strip_prefix('?') {
+        let q = q.split('#').next().unwrap_or("");
+        for pair in q.split('&') {
+            let name = pair.split('=').next().unwrap_or("").to_ascii_lowercase();
+            if SECRET_PARAMS.contains(&name.as_str()) {
+                return Err(input_err(format!(
+                    "{path} must not carry credentials (query parameter '{name}')"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The scheme of an absolute URI (`[A-Za-z][A-Za-z0-9+.-]*:`), if any.
+fn scheme_of(s: &str) -> Option<&str> {
+    let colon = s.find(':')?;
+    let scheme = s.get(..colon)?;
+    let mut bytes = scheme.bytes();
+    let first = bytes.next()?;
+    if !first.is_ascii_alphabetic() {
+        return None;
+    }
+    if bytes.all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'.' | b'-')) {
+        Some(scheme)
+    } else {
+        None
+    }
+}
+
+/// Remove control characters (every Unicode `Cc` except `\n` and `\t`) and the bidirectional
+/// override/isolate characters (U+202A..U+202E, U+2066..U+2069) that can disguise text.
+pub(crate) fn strip_controls(s: &str) -> String {
+    s.chars()
+        .filter(|&c| {
+            !((c.is_control() && c != '\n' && c != '\t')
+                || ('\u{202a}'..='\u{202e}').contains(&c)
+                || ('\u{2066}'..='\u{2069}').contains(&c))
+        })
+        .collect()
+}
+
+/// The longest prefix of `s` of at most `max` UTF-8 bytes that ends on a character boundary.
+pub(crate) fn truncate_utf8(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while end > 0 && !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s.get(..end).unwrap_or("")
+}
+
+/// `YYYY-MM-DDTHH:MM:SS[.f{1,9}]Z`, a real calendar date and time of day (UTC only).
+pub fn is_iso_utc(s: &str) -> bool {
+    let b = s.as_bytes();
+    if b.len() < 20 || b.len() > 30 || b[b.len() - 1] != b'Z' {
+        return false;
+    }
+    let num = |from: usize, len: usize| -> Option<u32> {
+        let part = b.get(from..from + len)?;
+        if !part.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        Some(
+            part.iter()
+                .fold(0u32, |acc, d| acc * 10 + u32::from(d - b'0')),
+        )
+    };
+    let sep = |i: usize, c: u8| b.get(i) == Some(&c);
+    if !(sep(4, b'-') && sep(7, b'-') && sep(10, b'T') && sep(13, b':') && sep(16, b':')) {
+        return false;
+    }
+    let (Some(year), Some(month), Some(day), Some(hour), Some(min), Some(sec)) = (
+        num(0, 4),
+        num(5, 2),
+        num(8, 2),
+        num(11, 2),
+        num(14, 2),
+        num(17, 2),
+    ) else {
+        return false;
+    };
+    // Fraction: nothing, or '.' followed by 1..=9 digits, then the final 'Z'.
+    let frac = b.get(19..b.len() - 1).unwrap_or(&[]);
+    if !frac.is_empty() {
+        let ok = frac[0] == b'.'
+            && (2..=10).contains(&frac.len())
+            && frac[1..].iter().all(u8::is_ascii_digit);
+        if !ok {
+            return false;
+        }
+    }
+    (1..=12).contains(&month)
+        && day >= 1
+        && day <= days_in_month(year, month)
+        && hour < 24
+        && min < 60
+        && sec < 60
+}
+
+fn is_leap(year: u32) -> bool {
+    (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
+}
+
+fn days_in_month(year: u32, month: u32) -> u32 {
+    match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if is_leap(year) => 29,
+        2 => 28,
+        _ => 0,
+    }
+}
+
+/// The current time as `YYYY-MM-DDTHH:MM:SS.mmmZ` (the shape of JavaScript's `toISOString`).
+pub fn now_iso() -> String {
+    let ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0);
+    format_iso_millis(u64::try_from(ms).unwrap_or(0))
+}
+
+/// Format milliseconds since the Unix epoch as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
+pub fn format_iso_millis(ms: u64) -> String {
+    let secs = ms / 1000;
+    let millis = ms % 1000;
+    let days = secs / 86_400;
+    let rem = secs % 86_400;
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{millis:03}Z",
+        rem / 3600,
+        (rem % 3600) / 60,
+        rem % 60
+    )
+}
+
+/// Days since 1970-01-01 to a proleptic Gregorian (year, month, day); H. Hinnant's algorithm.
+fn civil_from_days(days: u64) -> (u64, u64, u64) {
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + u64::from(m <= 2);
+    (y, m, d)
+}
+
+/// A JSON array member by index, with a path for messages.
+pub(crate) fn elem_path(base: &str, i: usize) -> String {
+    format!("{base}[{i}]")
+}
+
+/// `v` must be a string; names `path` otherwise.
+pub(crate) fn as_str<'a>(v: &'a Value, path: &str) -> Result<&'a str> {
+    match v {
+        Value::String(s) => Ok(s),
+        other => Err(input_err(format!(
+            "{path} must be a string, got {}",
+            type_name(other)
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_paths() {
+        for ok in [
+            "src/a.ts",
+            "a",
+            "dir/sub/file.rs",
+            "~/x",
+            ".github/workflows/ci.yml",
+            "a..b/c",
+        ] {
+            assert!(check_rel_path(ok, "p").is_ok(), "{ok}");
+        }
+        for bad in [
+            "",
+            "/etc/passwd",
+            "../x",
+            "a/../b",
+            "a/./b",
+            "./a",
+            "a//b",
+            "a/",
+            "C:/x",
+            "c:x",
+            "a\\b",
+            "a\u{0}b",
+            "a\nb",
+        ] {
+            assert!(check_rel_path(bad, "p").is_err(), "{bad:?}");
+        }
+        assert!(check_rel_path(&"a".repeat(PATH_BYTES + 1), "p").is_err());
+    }
+
+    #[test]
+    fn uris() {
+        for ok in [
+            "artifacts/patch-1.patch",
+            "https://blob.example/p/1.patch",
+            "s3://bucket/key.patch?versionId=3",
+            "artifact://thread-1/patch-1",
+        ] {
+            assert!(check_uri(ok, "u", 2048).is_ok(), "{ok}");
+        }
+        for bad in [
+            "",
+            "file:///etc/passwd",
+            "FILE:/x",
+            "data:text/x-patch;base64,AAAA",
+            "/abs/path.patch",
+            "C:/x.patch",
+            "c:\\x",
+            "https://user:pw@host/x",
+            "https://host/x?X-Amz-Signature=abc",
+            "https://host/x?a=1&token=abc",
+            "a/../b",
+            "has space",
+            "a\u{7}b",
+        ] {
+            assert!(check_uri(bad, "u", 2048).is_err(), "{bad:?}");
+        }
+        let long = format!("https://h/{}", "a".repeat(2048));
+        let e = check_uri(&long, "u", 2048).unwrap_err();
+        assert_eq!(e.kind, crate::error::ErrorKind::Review(ReviewCode::Limit));
+    }
+
+    #[test]
+    fn kinds_and_hex() {
+        assert!(check_kind("patch", "k").is_ok());
+        assert!(check_kind("git-diff+v2", "k").is_ok());
+        for bad in ["", "Patch", "pa tch", "-x", "a/b", &"a".repeat(65)] {
+            assert!(check_kind(bad, "k").is_err(), "{bad:?}");
+        }
+        assert!(is_hex64(&"a".repeat(64)));
+        assert!(!is_hex64(&"A".repeat(64)));
+        assert!(!is_hex64(&"a".repeat(63)));
+        assert!(!is_hex64(&"g".repeat(64)));
+    }
+
+    #[test]
+    fn iso_timestamps() {
+        for ok in [
+            "2026-01-02T03:04:05Z",
+            "2026-01-02T03:04:05.123Z",
+            "2024-02-29T23:59:59.123456789Z",
+            "2000-02-29T00:00:00Z",
+        ] {
+            assert!(is_iso_utc(ok), "{ok}");
+        }
+        for bad in [
+            "2026-01-02",
+            "2026-01-02T03:04:05",
+            "2026-01-02T03:04:05+00:00",
+            "2026-01-02t03:04:05z",
+            "2026-13-02T03:04:05Z",
+            "2026-02-29T03:04:05Z",
+            "1900-02-29T03:04:05Z",
+            "2026-04-31T03:04:05Z",
+            "2026-01-02T24:00:00Z",
+            "2026-01-02T03:60:00Z",
+            "2026-01-02T03:04:60Z",
+            "2026-01-02T03:04:05.Z",
+            "2026-01-02T03:04:05.1234567890Z",
+            "２０２6-01-02T03:04:05Z",
+            "",
+        ] {
+            assert!(!is_iso_utc(bad), "{bad}");
+        }
+        assert_eq!(format_iso_millis(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(
+            format_iso_millis(951_782_400_123),
+            "2000-02-29T00:00:00.123Z"
+        );
+        assert_eq!(
+            format_iso_millis(1_798_761_599_999),
+            "2026-12-31T23:59:59.999Z"
+        );
+        assert!(is_iso_utc(&now_iso()));
+    }
+
+    #[test]
+    fn strip_and_truncate() {
+        assert_eq!(
+            strip_controls("ok\u{1b}[31m red\r\n\tx\u{202e}y\u{7f}"),
+            "ok[31m red\n\txy"
+        );
+        assert_eq!(truncate_utf8("héllo", 2), "h");
+        assert_eq!(truncate_utf8("héllo", 3), "hé");
+        assert_eq!(truncate_utf8("😀", 3), "");
+        assert_eq!(truncate_utf8("abc", 10), "abc");
+    }
+}
