@@ -96,6 +96,9 @@ function parseCommandLine(argv) {
 }
 
 async function withTarget(values, fn) {
+  if (values.thread !== undefined && !/^[A-Za-z0-9._-]{1,128}$/.test(values.thread)) {
+    throw new UsageError(`--thread must be 1-128 characters of letters, digits, . _ -, got "${values.thread}"`)
+  }
   const gs = await readGitState({ cwd: process.cwd(), base: values.base, head: values.head })
   const ids = reviewIds(gs, values.thread)
   const store = await openStore({ root: gs.root, db: values.db })

@@ -21,6 +21,7 @@ export function statusJson(st) {
     identity: st.gs.identity,
   }
   if (st.reason) out.reason = st.reason
+  if (st.outcome) out.outcome = st.outcome
   if (st.stored) {
     out.reviewId = st.stored.reviewId
     out.digest = st.stored.digest

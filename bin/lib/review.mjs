@@ -15,6 +15,22 @@ import { LOCAL_OWNERSHIP, storePatch, requireApi } from './context.mjs'
 
 export const STATES = Object.freeze(['pending', 'accepted', 'rejected', 'superseded'])
 
+/** The artifact service's default revisions-per-artifact cap, also the hard cap of a review. */
+const MAX_REVISIONS = 32
+
+/** `assertCodingPatchAccepted` reason codes in plain words. */
+const REASON_WORDS = {
+  no_decision: 'nobody has decided on this revision yet',
+  unknown_decision: 'the recorded decision is neither approved nor rejected',
+  approved: 'approved, and the patch, base, head and repository are unchanged',
+  rejected: 'rejected',
+  patch_changed: 'no revision carries this patch',
+  newer_revision: 'a newer revision was attached after this one',
+  review_missing: 'the revision carries no review manifest',
+  identity_changed: 'the repository identity, base or head changed',
+  review_digest_changed: 'the review manifest changed',
+}
+
 export function short(sha) {
   return typeof sha === 'string' ? sha.slice(0, 12) : String(sha)
 }
@@ -188,9 +204,9 @@ export async function deriveStatus(store, gs, ids) {
   }
   const upToDate = Boolean(stored && current && stored.digest === current.digest)
   let outcome = null
-  if (current) outcome = await assertCodingPatchAccepted({ review: current, artifact: record })
+  if (current) outcome = await assertCodingPatchAccepted({ review: current, artifact: record, limits: { maxReviewRevisions: MAX_REVISIONS } })
   let state = outcome?.state ?? 'superseded'
-  let reason = typeof outcome?.reason === 'string' ? outcome.reason : undefined
+  let reason = typeof outcome?.reason === 'string' ? (REASON_WORDS[outcome.reason] ?? outcome.reason.replace(/_/g, ' ')) : undefined
   if (!upToDate) {
     // The git state moved since the last `review`: whatever the record says, it is about an
     // older patch.
