@@ -20,9 +20,20 @@ export const { createCodingPatchReviewManifest, assertCodingPatchAccepted } = cj
 export const { normalizeDiagnostics, diagnosticDelta, diagnosticIdentity } = cjs
 
 // checkpoint stores
-export const { createMemoryCheckpointStore } = cjs
+export const { createMemoryCheckpointStore, createSqlitePersistence } = cjs
 
 // artifact review service
+export const {
+  createArtifactService,
+  createSecretRedactor,
+  resolveArtifactLimits,
+  signArtifactDeliveryLink,
+  verifyArtifactDeliveryLink,
+  artifactApprovalState,
+  checkCitationIntegrity,
+  citationBindingDigest,
+  approvalEvidenceIntact,
+} = cjs
 
 // HTTP adapter
 export const { createArtifactHandler, toNodeListener } = cjs

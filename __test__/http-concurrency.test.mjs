@@ -3,7 +3,7 @@
 // and the final state matches exactly what the successful responses said happened.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { serve, createFakeService, createArtifactHandler, prng } from './http-support.mjs'
+import { serve, createFakeService, createRealService, createRacyStore, createArtifactHandler, prng } from './http-support.mjs'
 
 const linkSecret = 'concurrency-link-secret-0123456789'
 const OWNER = { tenantId: 'tenant-c' }
@@ -142,14 +142,27 @@ export async function runMix(service) {
       if (approvedVersions.length > 0) assert.ok(approvedVersions.includes(rec.lastValidatedVersion), key)
       else assert.equal(rec.lastValidatedVersion, undefined, key)
     }
+    if (process.env.HTTP_MIX_DEBUG) console.log(JSON.stringify([...statuses]), 'conflicts', conflicts)
     return { statuses, conflicts }
   } finally {
     await srv.close()
   }
 }
 
-test('2 000 requests from 32 concurrent clients (fake service with a race window)', async () => {
-  const service = createFakeService({ linkSecret })
-  const { statuses, conflicts } = await runMix(service)
+// Records hold up to ~29 revisions and their decisions here: above the default 8 KiB
+// aggregate backstop, so the runs raise recordBytes (hard cap 64 KiB).
+const limits = { recordBytes: 65536 }
+
+test('2 000 requests from 32 concurrent clients: createArtifactService on the native memory store', async () => {
+  await runMix(createRealService({ linkSecret, limits }))
+})
+
+test('2 000 requests from 32 concurrent clients: createArtifactService on a host store whose loads pause (forced races)', async () => {
+  const { statuses, conflicts } = await runMix(createRealService({ linkSecret, limits, store: createRacyStore() }))
+  assert.ok(conflicts > 0, `the mix really raced: ${JSON.stringify([...statuses])}`)
+})
+
+test('2 000 requests from 32 concurrent clients: the in-test fake service', async () => {
+  const { statuses, conflicts } = await runMix(createFakeService({ linkSecret }))
   assert.ok(conflicts > 0, `the mix really raced: ${JSON.stringify([...statuses])}`)
 })

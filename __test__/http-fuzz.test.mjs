@@ -6,7 +6,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import http from 'node:http'
-import { serve, createFakeService, createArtifactHandler, prng } from './http-support.mjs'
+import { serve, createFakeService, createRealService, createArtifactHandler, prng } from './http-support.mjs'
 
 const linkSecret = 'fuzz-link-secret-0123456789'
 const OWNER = { tenantId: 'tenant-f' }
@@ -142,8 +142,8 @@ function checkErrorBody(status, text, where) {
   assert.doesNotMatch(text, /\n\s+at |linkSecret|fuzz-link-secret/, where)
 }
 
-test(`route fuzzer: ${COUNT} seeded random requests over node:http, never a 5xx`, async () => {
-  const service = createFakeService({ linkSecret })
+test(`route fuzzer: ${COUNT} seeded random requests over node:http into createArtifactService, never a 5xx`, async () => {
+  const service = createRealService({ linkSecret })
   const handler = createArtifactHandler({ service, authorize: ({ threadId }) => threadId !== 'deny' && OWNER, linkSecret })
   const srv = await serve(handler)
   const agent = new http.Agent({ keepAlive: true, maxSockets: 8 })
@@ -181,8 +181,11 @@ test(`route fuzzer: ${COUNT} seeded random requests over node:http, never a 5xx`
   }
 })
 
-test('route fuzzer straight into the fetch handler (no server in between)', async () => {
-  const service = createFakeService({ linkSecret })
+for (const [name, make] of [
+  ['createArtifactService', () => createRealService({ linkSecret })],
+  ['in-test fake service', () => createFakeService({ linkSecret })],
+]) test(`route fuzzer straight into the fetch handler (${name}, no server in between)`, async () => {
+  const service = make()
   const handler = createArtifactHandler({ service, authorize: () => OWNER, linkSecret, limits: { maxRequestBytes: 4096 } })
   const r = prng(SEED + 1)
   for (let i = 0; i < 1500; i++) {

@@ -1,14 +1,11 @@
 // Shared helpers for the HTTP adapter suites: a loopback node:http server around a
-// handler, a seeded PRNG, and an in-test fake artifact service that follows the service
-// contract (seed 001 + API-NOTES). The fake runs beside the real service, never instead
-// of it: it lets the suites force what the real service only does under races (a
-// conflict on demand) and count what the handler asks of it.
+// handler, a seeded PRNG, the real artifact service (with a call log and a store that
+// makes concurrent writers race), and an in-test fake service that follows the same
+// contract. The fake only ever runs beside the real service: it shows the handler takes
+// any service object and gives a second, independent implementation to check against.
 import http from 'node:http'
-import { createHmac, timingSafeEqual } from 'node:crypto'
-import { createRequire } from 'node:module'
 import * as prism from '../index.mjs'
 
-const require = createRequire(import.meta.url)
 export const { ArtifactError, createArtifactHandler, toNodeListener } = prism
 
 /** Start `http.createServer(toNodeListener(handler))` on 127.0.0.1; returns { url, server, close }. */
@@ -47,45 +44,57 @@ export function prng(seed) {
 }
 
 // ---------------------------------------------------------------------------------------
-// Delivery links. The real signer/verifier come from the artifact service work; until
-// they are exported, the fake signs with the documented format and the verifier the
-// handler uses is this one.
+// Delivery links: signed with the package's own signer, so the handler's verifier (the
+// package's verifyArtifactDeliveryLink) accepts exactly what the service issues.
 
-const b64u = (buf) => Buffer.from(buf).toString('base64url')
-
-export function testSign(payload, secret) {
-  const body = b64u(JSON.stringify(payload))
-  const sig = b64u(createHmac('sha256', secret).update(body).digest())
-  return `${body}.${sig}`
-}
-
-function testVerify(link, secret) {
-  if (typeof link !== 'string' || link.length > 16384) throw new ArtifactError('link_too_large', 'link too large')
-  const [body, sig, extra] = link.split('.')
-  if (!body || !sig || extra !== undefined) throw new ArtifactError('invalid_link', 'malformed link')
-  const want = createHmac('sha256', secret).update(body).digest()
-  const got = Buffer.from(sig, 'base64url')
-  if (got.length !== want.length || !timingSafeEqual(got, want)) throw new ArtifactError('invalid_link', 'bad signature')
-  let token
-  try {
-    token = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'))
-  } catch {
-    throw new ArtifactError('invalid_link', 'bad payload')
-  }
-  if (Date.parse(token.expiresAt) <= Date.now()) throw new ArtifactError('link_expired', 'link expired')
-  return token
-}
-
-const artifactsModule = require('../js/artifacts.js')
-export const realLinks = typeof artifactsModule.verifyArtifactDeliveryLink === 'function'
-if (!realLinks) artifactsModule.verifyArtifactDeliveryLink = testVerify
-
-/** Sign a link for `token` with whatever verifier the handler uses. */
+/** Sign a link for `token` ({ artifactId, threadId, version, ownership, issuedAt, expiresAt }). */
 export function signLink(token, secret) {
-  if (realLinks && typeof prism.signArtifactDeliveryLink === 'function') {
-    return prism.signArtifactDeliveryLink(token, secret)
+  const now = Date.parse(token.issuedAt)
+  const ttlSeconds = Math.max(1, Math.round((Date.parse(token.expiresAt) - now) / 1000))
+  const { artifactId, threadId, version, ownership } = token
+  return prism.signArtifactDeliveryLink({ artifactId, threadId, version, ownership, ttlSeconds }, secret, { now }).link
+}
+
+// ---------------------------------------------------------------------------------------
+// The real service.
+
+const OPERATIONS = ['attach', 'list', 'get', 'revise', 'compare', 'approve', 'reject', 'lastValidated', 'deliveryLink']
+
+/**
+ * A host CheckpointStore over the native memory store that pauses `delayMs` after each
+ * load, so concurrent read-modify-write cycles of the real service overlap and the CAS
+ * loser gets a real `conflict`.
+ */
+export function createRacyStore() {
+  const inner = prism.createMemoryCheckpointStore()
+  const store = {
+    delayMs: 0,
+    saveCheckpoint: (input) => inner.saveCheckpoint(input),
+    async loadCheckpoint(input) {
+      const out = await inner.loadCheckpoint(input)
+      await new Promise((r) => (store.delayMs > 0 ? setTimeout(r, store.delayMs) : setImmediate(r)))
+      return out
+    },
+    listCheckpoints: (input) => inner.listCheckpoints(input),
+    deleteCheckpoint: (input) => inner.deleteCheckpoint(input),
   }
-  return testSign(token, secret)
+  return store
+}
+
+/**
+ * `createArtifactService` over `store` (default: the native memory store), wrapped so the
+ * suites can see every input the handler passes (`calls`). The wrapper only records.
+ */
+export function createRealService({ linkSecret, limits, store = prism.createMemoryCheckpointStore(), calls = [], redactor } = {}) {
+  const service = prism.createArtifactService(store, { redactor: redactor ?? prism.createSecretRedactor([]), linkSecret, ...(limits ? { limits } : {}) })
+  const logged = { store, calls, inner: service }
+  for (const op of OPERATIONS) {
+    logged[op] = (input) => {
+      calls.push(input)
+      return service[op](input)
+    }
+  }
+  return logged
 }
 
 // ---------------------------------------------------------------------------------------

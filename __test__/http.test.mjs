@@ -4,7 +4,7 @@
 import { test, describe, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import net from 'node:net'
-import { serve, createFakeService, createArtifactHandler, toNodeListener, ArtifactError, signLink } from './http-support.mjs'
+import { serve, createFakeService, createRealService, createRacyStore, createArtifactHandler, toNodeListener, ArtifactError, signLink } from './http-support.mjs'
 
 const linkSecret = 'link-secret-do-not-leak-0123456789'
 const OWNER = { tenantId: 'tenant-1', userId: 'user-1' }
@@ -73,13 +73,28 @@ describe('createArtifactHandler options', () => {
   })
 })
 
-describe('routes and statuses over node:http', () => {
+// The same suite over the real service (on a store whose loads pause, so concurrent
+// writers really race) and over the in-test fake.
+const KINDS = [
+  {
+    name: 'createArtifactService',
+    make: (calls) => createRealService({ linkSecret, calls, store: createRacyStore(), limits: { artifactsPerThread: 3, revisionsPerArtifact: 3 } }),
+    race: (svc, on) => (svc.store.delayMs = on ? 25 : 0),
+  },
+  {
+    name: 'in-test fake service',
+    make: (calls) => createFakeService({ linkSecret, calls, maxArtifacts: 3, maxRevisions: 3 }),
+    race: (svc, on) => (svc.raceWindowMs = on ? 25 : 0),
+  },
+]
+
+for (const kind of KINDS) describe(`routes and statuses over node:http (${kind.name})`, () => {
   let srv, service, calls, authLog
   const url = (p) => srv.url + '/prism/artifacts' + p
   before(async () => {
     calls = []
     authLog = []
-    service = createFakeService({ linkSecret, calls, maxArtifacts: 3, maxRevisions: 3 })
+    service = kind.make(calls)
     const handler = createArtifactHandler({ service, authorize: makeAuthorize(authLog), linkSecret })
     srv = await serve(handler)
   })
@@ -242,7 +257,7 @@ describe('routes and statuses over node:http', () => {
   })
 
   test('409 conflict, 422 too many artifacts and revisions', async () => {
-    service.raceWindowMs = 25
+    kind.race(service, true)
     try {
       const racers = await Promise.all(Array.from({ length: 8 }, (_, i) => fetch(url('/thread-1/a1/approve'), json({ version: 1 + (i % 2) }))))
       const statuses = racers.map((r) => r.status)
@@ -250,7 +265,7 @@ describe('routes and statuses over node:http', () => {
       assert.ok(statuses.every((s) => s === 200 || s === 409), String(statuses))
       for (const r of racers) if (r.status === 409) assert.equal((await r.json()).error.code, 'conflict')
     } finally {
-      service.raceWindowMs = 0
+      kind.race(service, false)
     }
 
     await fetch(url('/thread-1/a1/revise'), json({ uri: 'https://blob.example/v3', hash: 'sha256:ccc' }))
@@ -324,7 +339,7 @@ describe('routes and statuses over node:http', () => {
 
 describe('body cap is enforced while streaming', () => {
   test('an endless body stops being read just past the cap (handler called directly)', async () => {
-    const service = createFakeService({ linkSecret })
+    const service = createRealService({ linkSecret })
     const handler = createArtifactHandler({ service, authorize: () => OWNER, linkSecret, limits: { maxRequestBytes: 1000 } })
     let pulled = 0
     const chunk = new Uint8Array(100).fill(0x20)
@@ -340,7 +355,7 @@ describe('body cap is enforced while streaming', () => {
   })
 
   test('a slow chunked upload over the cap gets its 413 before the client finishes sending', async () => {
-    const service = createFakeService({ linkSecret })
+    const service = createRealService({ linkSecret })
     const srv = await serve(createArtifactHandler({ service, authorize: () => OWNER, linkSecret }))
     try {
       const total = 1024 * 1024
@@ -371,7 +386,7 @@ describe('body cap is enforced while streaming', () => {
   })
 
   test('over a raw socket: the server answers 413 and never asks for the rest', async () => {
-    const service = createFakeService({ linkSecret })
+    const service = createRealService({ linkSecret })
     const srv = await serve(createArtifactHandler({ service, authorize: () => OWNER, linkSecret }))
     try {
       const sock = net.connect(srv.port, '127.0.0.1')
@@ -470,7 +485,7 @@ describe('slow and aborted clients leave no work running', () => {
         release = () => resolve(OWNER)
       })
     }
-    const service = createFakeService({ linkSecret, calls })
+    const service = createRealService({ linkSecret, calls })
     const srv = await serve(createArtifactHandler({ service, authorize, linkSecret }))
     try {
       const ac = new AbortController()
@@ -520,7 +535,7 @@ describe('slow and aborted clients leave no work running', () => {
   test('a client that stalls mid-body and goes away: the body read ends and the service is never called', async () => {
     const calls = []
     let authSignal
-    const service = createFakeService({ linkSecret, calls })
+    const service = createRealService({ linkSecret, calls })
     const srv = await serve(createArtifactHandler({ service, authorize: ({ signal }) => ((authSignal = signal), OWNER), linkSecret }))
     try {
       const sock = net.connect(srv.port, '127.0.0.1')
@@ -561,7 +576,7 @@ describe('toNodeListener with any fetch handler', () => {
     } finally {
       await srv.close()
     }
-    const service = createFakeService({ linkSecret })
+    const service = createRealService({ linkSecret })
     const srv2 = await serve(createArtifactHandler({ service, authorize: () => OWNER, linkSecret, basePath: '/api/v1/art/' }))
     try {
       assert.equal((await fetch(srv2.url + '/api/v1/art/t', json({ uri: 'https://x', mime: 'a/b', hash: 'h' }))).status, 201)

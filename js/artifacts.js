@@ -1,3 +1,325 @@
 'use strict'
-// artifacts: see the issue for this area.
-module.exports = {}
+// The artifact review service and its pure helpers over the native core.
+//
+// Redaction: a redactor made by `createSecretRedactor` carries a hidden native handle, so
+// the service redacts natively (request before validation and persistence, result and
+// audit event on the way out). A host redactor object `{ redact(value) }` is applied here,
+// around the native call, at the same three points: the request (every member but
+// `ownership`, which must come back unchanged) before it is sent, and the result and the
+// event before they are returned or handed to `onDecision`. Either way the store only ever
+// sees redacted data.
+
+const native = require('./native.js')
+const { ArtifactError, callNative, callNativeAsync, toJson } = require('./errors.js')
+const { toStoreHandle } = require('./store.js')
+
+const MARKER = '[REDACTED]'
+const MAX_REDACT_DEPTH = 64
+const OPERATIONS = ['attach', 'list', 'get', 'revise', 'compare', 'approve', 'reject', 'lastValidated', 'deliveryLink']
+
+/** redactor object → its native handle (only redactors made by createSecretRedactor). */
+const nativeRedactors = new WeakMap()
+let emptyRedactor
+
+function invalidInput(message, options) {
+  return new ArtifactError('invalid_input', message, options)
+}
+
+function typeError(message) {
+  const e = new TypeError(message)
+  e.code = 'ERR_INVALID_ARG_TYPE'
+  return e
+}
+
+function isPlainObject(v) {
+  return v !== null && typeof v === 'object' && !Array.isArray(v)
+}
+
+// A JSON-safe copy of any value: cycles and nesting deeper than MAX_REDACT_DEPTH become the
+// marker, BigInt becomes its decimal text, functions/symbols/undefined are dropped (null in
+// arrays), and a throwing getter or toJSON becomes the marker. Never throws.
+function toPlain(value, depth, seen) {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return value
+    case 'number':
+      return Number.isFinite(value) ? value : null
+    case 'bigint':
+      return value.toString()
+    case 'undefined':
+    case 'function':
+    case 'symbol':
+      return undefined
+  }
+  if (value === null) return null
+  if (depth > MAX_REDACT_DEPTH || seen.has(value)) return MARKER
+  seen.add(value)
+  try {
+    if (typeof value.toJSON === 'function') return toPlain(value.toJSON(), depth + 1, seen)
+    if (Array.isArray(value)) {
+      const out = []
+      for (let i = 0; i < value.length; i++) {
+        const v = toPlain(value[i], depth + 1, seen)
+        out.push(v === undefined ? null : v)
+      }
+      return out
+    }
+    const out = {}
+    const put = (k, v) => Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true })
+    if (value instanceof Error) {
+      put('name', toPlain(value.name, depth + 1, seen))
+      put('message', toPlain(value.message, depth + 1, seen))
+    }
+    for (const k of Object.keys(value)) {
+      let v
+      try {
+        v = toPlain(value[k], depth + 1, seen)
+      } catch {
+        v = MARKER
+      }
+      if (v !== undefined) put(k, v)
+    }
+    return out
+  } catch {
+    return MARKER
+  } finally {
+    seen.delete(value)
+  }
+}
+
+/**
+ * A redactor over `secrets`: every occurrence of each non-empty secret in string values,
+ * object keys and number texts becomes "[REDACTED]"; depth-bounded and cycle-safe.
+ */
+function createSecretRedactor(secrets) {
+  if (!Array.isArray(secrets)) throw typeError('createSecretRedactor(secrets): secrets must be an array of strings')
+  for (let i = 0; i < secrets.length; i++) {
+    if (typeof secrets[i] !== 'string') throw typeError(`createSecretRedactor(secrets): secrets[${i}] must be a string`)
+  }
+  const handle = callNative(() => new native.SecretRedactorHandle(JSON.stringify(secrets)))
+  const redactor = Object.freeze({
+    redact(value) {
+      const plain = toPlain(value, 0, new Set())
+      if (plain === undefined) return undefined
+      return JSON.parse(callNative(() => handle.redact(JSON.stringify(plain))))
+    },
+  })
+  nativeRedactors.set(redactor, handle)
+  return redactor
+}
+
+function secretToBase64(secret, what) {
+  if (typeof secret === 'string') return Buffer.from(secret, 'utf8').toString('base64')
+  if (secret instanceof Uint8Array) return Buffer.from(secret.buffer, secret.byteOffset, secret.byteLength).toString('base64')
+  throw typeError(`${what} must be a string or a Uint8Array of 16..4096 bytes`)
+}
+
+function limitsJson(limits) {
+  if (limits === undefined) return 'null'
+  if (!isPlainObject(limits)) throw typeError('limits must be an object')
+  {
+    for (const [k, v] of Object.entries(limits)) {
+      if (typeof v === 'number' && !Number.isFinite(v)) {
+        const e = new RangeError(`limits.${k} must be an integer in 1..hard, got ${v}`)
+        e.code = 'ERR_OUT_OF_RANGE'
+        throw e
+      }
+    }
+  }
+  return toJson(limits, typeError)
+}
+
+/** The frozen resolved limits; a value outside 1..hard is a RangeError. */
+function resolveArtifactLimits(limits) {
+  const json = limitsJson(limits)
+  return Object.freeze(JSON.parse(callNative(native.artifactsResolveLimits, json)))
+}
+
+function isAbortSignal(s) {
+  return (
+    (typeof AbortSignal === 'function' && s instanceof AbortSignal) ||
+    (s !== null && typeof s === 'object' && typeof s.aborted === 'boolean' && typeof s.addEventListener === 'function')
+  )
+}
+
+function sameJson(a, b) {
+  try {
+    return JSON.stringify(a) === JSON.stringify(b)
+  } catch {
+    return false
+  }
+}
+
+/**
+ * The artifact review service over any checkpoint store.
+ * @param store a native store or a host object with saveCheckpoint/loadCheckpoint/listCheckpoints/deleteCheckpoint
+ * @param options `{ redactor, linkSecret, limits?, onDecision? }`
+ */
+function createArtifactService(store, options) {
+  if (!isPlainObject(options)) throw typeError('createArtifactService(store, options): options must be an object')
+  for (const k of Object.keys(options)) {
+    if (!['redactor', 'linkSecret', 'limits', 'onDecision'].includes(k)) throw typeError(`options.${k} is not a known option`)
+  }
+  const { redactor, linkSecret, limits, onDecision } = options
+  if (redactor === null || (typeof redactor !== 'object' && typeof redactor !== 'function') || typeof redactor.redact !== 'function') {
+    throw typeError('options.redactor must be a SecretRedactor ({ redact(value) })')
+  }
+  if (onDecision !== undefined && typeof onDecision !== 'function') throw typeError('options.onDecision must be a function')
+  const secret = secretToBase64(linkSecret, 'options.linkSecret')
+  const limitsText = limitsJson(limits)
+  const storeHandle = toStoreHandle(store)
+  let redactorHandle = nativeRedactors.get(redactor)
+  const hostRedactor = redactorHandle ? null : redactor
+  if (!redactorHandle) {
+    emptyRedactor ??= callNative(() => new native.SecretRedactorHandle('[]'))
+    redactorHandle = emptyRedactor
+  }
+  const handle = callNative(
+    () => new native.ArtifactServiceHandle(storeHandle, redactorHandle, `{"linkSecretBase64":${JSON.stringify(secret)},"limits":${limitsText}}`),
+  )
+
+  async function hostRedact(value, what) {
+    try {
+      return await hostRedactor.redact(value)
+    } catch (cause) {
+      throw invalidInput(`the host redactor failed on the ${what}`, { cause })
+    }
+  }
+
+  async function prepare(input) {
+    if (!isPlainObject(input)) {
+      throw invalidInput(`input must be an object, got ${input === null ? 'null' : Array.isArray(input) ? 'array' : typeof input}`)
+    }
+    let rest, signal
+    try {
+      ;({ signal, ...rest } = input)
+    } catch (cause) {
+      throw invalidInput('input cannot be read', { cause })
+    }
+    if (signal !== undefined && !isAbortSignal(signal)) throw invalidInput('input.signal must be an AbortSignal')
+    if (hostRedactor) {
+      const { ownership, ...request } = rest
+      if (ownership !== undefined && !sameJson(await hostRedact(ownership, 'ownership'), ownership)) {
+        throw new ArtifactError('ownership', 'input.ownership holds a registered secret')
+      }
+      const redacted = await hostRedact(request, 'request')
+      if (!isPlainObject(redacted)) throw invalidInput('the host redactor must return the request as an object')
+      rest = ownership === undefined ? redacted : { ownership, ...redacted }
+    }
+    return { signal, json: toJson(rest, invalidInput) }
+  }
+
+  async function run(op, input) {
+    const { signal, json } = await prepare(input)
+    signal?.throwIfAborted()
+    const flag = new native.ArtifactAbortFlag()
+    const onAbort = () => flag.abort()
+    signal?.addEventListener('abort', onAbort, { once: true })
+    let text
+    try {
+      text = await callNativeAsync(() => handle.call(op, json, flag))
+    } catch (err) {
+      if (signal?.aborted) throw signal.reason
+      throw err
+    } finally {
+      signal?.removeEventListener('abort', onAbort)
+    }
+    let { result, event } = JSON.parse(text)
+    if (hostRedactor) {
+      result = await hostRedact(result, 'result')
+      if (event !== undefined) event = await hostRedact(event, 'audit event')
+    }
+    if (event !== undefined && onDecision) {
+      try {
+        await onDecision(event)
+      } catch (cause) {
+        const e = invalidInput(`onDecision threw after the ${event.type} was durably saved; the change is committed (see error.cause)`, {
+          cause,
+        })
+        e.committed = true
+        e.record = result
+        e.event = event
+        throw e
+      }
+    }
+    return result
+  }
+
+  const service = {}
+  for (const op of OPERATIONS) {
+    Object.defineProperty(service, op, {
+      value: Object.defineProperty((input) => run(op, input), 'name', { value: op }),
+      enumerable: true,
+    })
+  }
+  Object.defineProperty(service, 'limits', { value: Object.freeze(JSON.parse(callNative(() => handle.limits()))), enumerable: true })
+  return Object.freeze(service)
+}
+
+function nowMs(options, what) {
+  if (options === undefined) return 'null'
+  if (!isPlainObject(options)) throw typeError(`${what}: options must be an object`)
+  for (const k of Object.keys(options)) {
+    if (k !== 'limits' && k !== 'now') throw typeError(`${what}: options.${k} is not a known option`)
+  }
+  const out = {}
+  if (options.limits !== undefined) out.limits = JSON.parse(limitsJson(options.limits))
+  const now = options.now
+  if (now !== undefined) {
+    const ms = now instanceof Date ? now.getTime() : now
+    if (typeof ms !== 'number' || !Number.isFinite(ms)) throw typeError(`${what}: options.now must be a Date or epoch milliseconds`)
+    out.nowMs = Math.trunc(ms)
+  }
+  return JSON.stringify(out)
+}
+
+/** Sign `{ artifactId, threadId, version, ownership, ttlSeconds? }` → `{ link, token }`. */
+function signArtifactDeliveryLink(input, secret, options) {
+  const opts = nowMs(options, 'signArtifactDeliveryLink')
+  const key = secretToBase64(secret, 'signArtifactDeliveryLink: secret')
+  return JSON.parse(callNative(native.artifactsSignLink, toJson(input, invalidInput), key, opts))
+}
+
+/** Verify a delivery link (signature, then expiry) → its `ArtifactDeliveryToken`. */
+function verifyArtifactDeliveryLink(link, secret, options) {
+  const opts = nowMs(options, 'verifyArtifactDeliveryLink')
+  const key = secretToBase64(secret, 'verifyArtifactDeliveryLink: secret')
+  if (typeof link !== 'string') throw new ArtifactError('invalid_link', `invalid delivery link: expected a string, got ${link === null ? 'null' : typeof link}`)
+  return JSON.parse(callNative(native.artifactsVerifyLink, JSON.stringify(link), key, opts))
+}
+
+/** `{ version, state, lastValidatedVersion?, approval? }` of the record's latest revision. */
+function artifactApprovalState(record) {
+  return JSON.parse(callNative(native.artifactsApprovalState, toJson(record, invalidInput)))
+}
+
+/** Hex SHA-256 of the JCS of the citations' identity tuples. */
+function citationBindingDigest(citations) {
+  return callNative(native.artifactsCitationDigest, toJson(citations, invalidInput))
+}
+
+/** Whether the approval of `version` (default: last validated) still binds its revision's citations. */
+function approvalEvidenceIntact(record, version) {
+  if (version !== undefined && (typeof version !== 'number' || !Number.isSafeInteger(version) || version < 1)) {
+    throw invalidInput('version must be a positive integer')
+  }
+  return callNative(native.artifactsEvidenceIntact, toJson(record, invalidInput), version === undefined ? 'null' : String(version))
+}
+
+/** Check citations against the host's already-retrieved snapshots. */
+function checkCitationIntegrity(input) {
+  return JSON.parse(callNative(native.artifactsCheckIntegrity, toJson(input, invalidInput)))
+}
+
+module.exports = {
+  createArtifactService,
+  createSecretRedactor,
+  resolveArtifactLimits,
+  signArtifactDeliveryLink,
+  verifyArtifactDeliveryLink,
+  artifactApprovalState,
+  checkCitationIntegrity,
+  citationBindingDigest,
+  approvalEvidenceIntact,
+}

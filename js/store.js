@@ -98,6 +98,23 @@ function createMemoryCheckpointStore(options) {
   return wrapHandle(callNative(native.createMemoryCheckpointStore, json))
 }
 
+/**
+ * SQLite persistence: one WAL-mode database file (created when missing) holding checkpoints.
+ * All database work runs off the JavaScript thread.
+ * @param {{ filename: string, busyTimeoutMs?: number }} options
+ * @returns {{ checkpoints: object, close(): Promise<void> }}
+ */
+function createSqlitePersistence(options) {
+  checkLimits('createSqlitePersistence', options, ['busyTimeoutMs'])
+  const json = optionsJson('createSqlitePersistence', options, false)
+  const handle = callNative(native.createSqlitePersistence, json)
+  const checkpoints = wrapHandle(handle.checkpoints())
+  return Object.freeze({
+    checkpoints,
+    close: () => callNativeAsync(() => handle.close()).then(() => undefined),
+  })
+}
+
 function safeString(get, fallback) {
   try {
     const v = get()
@@ -146,6 +163,7 @@ function toStoreHandle(store) {
 
 module.exports = {
   createMemoryCheckpointStore,
+  createSqlitePersistence,
 }
 
 // Internal helpers: non-enumerable, so `index.js` (which spreads this module) does not

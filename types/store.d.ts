@@ -100,15 +100,16 @@ export interface DeleteCheckpointInput {
  * so may a host's own object: the artifact service accepts any object with these four
  * methods. A host store signals a compare-and-swap conflict or an ownership mismatch by
  * rejecting with an error whose `code` is `"ERR_PRISM_CHECKPOINT_CONFLICT"`
- * (for example a `CheckpointConflictError`).
+ * (for example a `CheckpointConflictError`). Values are `unknown`: narrow them where
+ * you read them.
  */
 export interface CheckpointStore {
   /** Create, replace or upsert one checkpoint; resolves to the stored checkpoint. */
-  saveCheckpoint<T = unknown>(input: SaveCheckpointInput<T>): Promise<Checkpoint<T>>
+  saveCheckpoint(input: SaveCheckpointInput): Promise<Checkpoint>
   /** The checkpoint, or `undefined` when absent or owned by someone else. */
-  loadCheckpoint<T = unknown>(input: LoadCheckpointInput): Promise<Checkpoint<T> | undefined>
+  loadCheckpoint(input: LoadCheckpointInput): Promise<Checkpoint | undefined>
   /** One page of checkpoints of a namespace, in key order. */
-  listCheckpoints<T = unknown>(input: ListCheckpointsInput): Promise<PersistencePage<Checkpoint<T>>>
+  listCheckpoints(input: ListCheckpointsInput): Promise<PersistencePage<Checkpoint>>
   /** Delete one checkpoint; `false` when there was none. */
   deleteCheckpoint(input: DeleteCheckpointInput): Promise<boolean>
 }
@@ -125,3 +126,30 @@ export interface MemoryCheckpointStoreOptions {
 
 /** A bounded in-memory checkpoint store, for tests and single-process hosts. */
 export declare function createMemoryCheckpointStore(options?: MemoryCheckpointStoreOptions): CheckpointStore
+
+/** Options of {@link createSqlitePersistence}. */
+export interface SqlitePersistenceOptions {
+  /** Path of the database file (created when missing), or `":memory:"`. */
+  filename: string
+  /** How long a write waits for another process's lock, in ms. Default 5000, `1..600000` (else `RangeError`). */
+  busyTimeoutMs?: number
+}
+
+/** A SQLite database holding checkpoints. */
+export interface SqlitePersistence {
+  /** The checkpoint store over this database (pass it to `createArtifactService`). */
+  readonly checkpoints: CheckpointStore
+  /**
+   * Refuse new work, wait for work in flight, close the database. Idempotent. Later
+   * calls on `checkpoints` reject with `ArtifactError('invalid_input')`.
+   */
+  close(): Promise<void>
+}
+
+/**
+ * SQLite persistence (bundled SQLite, WAL mode, `synchronous=FULL`): one table keyed by
+ * `(namespace, key)`, compare-and-swap in one statement, indexed listing. All database
+ * work runs off the JavaScript thread; several processes may share one file. The file is
+ * opened on first use, so a bad path surfaces as `ArtifactError('invalid_input')` then.
+ */
+export declare function createSqlitePersistence(options: SqlitePersistenceOptions): SqlitePersistence

@@ -12,6 +12,7 @@
 //! Records live in namespace [`NAMESPACE`] under key `threadId:artifactId`; the checkpoint
 //! version is the CAS counter, distinct from revision numbers.
 
+pub mod api;
 pub mod evidence;
 pub mod input;
 pub mod limits;

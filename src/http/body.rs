@@ -160,7 +160,11 @@ mod tests {
 
     #[test]
     fn accepts_well_typed_bodies() {
-        assert!(check_body(Operation::Attach, r#"{"uri":"https://x","mime":"text/plain","hash":"sha256:a","extra":1}"#).is_ok());
+        assert!(check_body(
+            Operation::Attach,
+            r#"{"uri":"https://x","mime":"text/plain","hash":"sha256:a","extra":1}"#
+        )
+        .is_ok());
         assert!(check_body(Operation::Approve, r#"{"version":2,"note":"ok"}"#).is_ok());
         assert!(check_body(Operation::DeliveryLink, "").is_ok());
         assert!(check_body(Operation::DeliveryLink, "  \n").is_ok());
@@ -185,7 +189,10 @@ mod tests {
             assert_eq!((e.status, e.code), (400, "invalid_input"), "{t}");
         }
         for k in RESERVED_KEYS {
-            let e = err(Operation::Approve, &format!("{{\"version\":1,\"{k}\":{{}}}}"));
+            let e = err(
+                Operation::Approve,
+                &format!("{{\"version\":1,\"{k}\":{{}}}}"),
+            );
             assert!(e.message.contains(k), "{}", e.message);
         }
     }
@@ -194,15 +201,32 @@ mod tests {
     fn wrong_types_name_the_field() {
         let e = err(Operation::Approve, r#"{"version":"2"}"#);
         assert_eq!(e.code, "invalid_input");
-        assert!(e.message.contains("body.version must be a non-negative integer, got string"));
-        assert!(err(Operation::Approve, r#"{"version":-1}"#).message.contains("negative"));
-        assert!(err(Operation::Approve, r#"{"version":1.5}"#).message.contains("non-integer"));
-        assert!(err(Operation::Approve, "{}").message.contains("body.version is required"));
-        assert!(err(Operation::Attach, r#"{"uri":"u","mime":"m"}"#).message.contains("body.hash"));
-        assert!(err(Operation::Attach, r#"{"uri":"u","mime":"m","hash":"h","citations":{}}"#)
+        assert!(e
             .message
-            .contains("body.citations must be an array"));
-        assert!(err(Operation::Revise, r#"{"uri":1,"hash":"h"}"#).message.contains("body.uri"));
-        assert!(err(Operation::DeliveryLink, r#"{"ttlSeconds":null}"#).message.contains("ttlSeconds"));
+            .contains("body.version must be a non-negative integer, got string"));
+        assert!(err(Operation::Approve, r#"{"version":-1}"#)
+            .message
+            .contains("negative"));
+        assert!(err(Operation::Approve, r#"{"version":1.5}"#)
+            .message
+            .contains("non-integer"));
+        assert!(err(Operation::Approve, "{}")
+            .message
+            .contains("body.version is required"));
+        assert!(err(Operation::Attach, r#"{"uri":"u","mime":"m"}"#)
+            .message
+            .contains("body.hash"));
+        assert!(err(
+            Operation::Attach,
+            r#"{"uri":"u","mime":"m","hash":"h","citations":{}}"#
+        )
+        .message
+        .contains("body.citations must be an array"));
+        assert!(err(Operation::Revise, r#"{"uri":1,"hash":"h"}"#)
+            .message
+            .contains("body.uri"));
+        assert!(err(Operation::DeliveryLink, r#"{"ttlSeconds":null}"#)
+            .message
+            .contains("ttlSeconds"));
     }
 }

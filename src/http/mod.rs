@@ -48,12 +48,20 @@ mod tests {
     fn max_request_bytes_limits() {
         assert_eq!(resolve_max_request_bytes(None).unwrap(), 65536);
         assert_eq!(resolve_max_request_bytes(Some(&json!(1))).unwrap(), 1);
-        assert_eq!(resolve_max_request_bytes(Some(&json!(1048576))).unwrap(), 1048576);
+        assert_eq!(
+            resolve_max_request_bytes(Some(&json!(1048576))).unwrap(),
+            1048576
+        );
         for bad in [json!(0), json!(1048577), json!(-1), json!(1.5)] {
-            assert_eq!(resolve_max_request_bytes(Some(&bad)).unwrap_err().kind, ErrorKind::Range);
+            assert_eq!(
+                resolve_max_request_bytes(Some(&bad)).unwrap_err().kind,
+                ErrorKind::Range
+            );
         }
         assert_eq!(
-            resolve_max_request_bytes(Some(&json!("64"))).unwrap_err().kind,
+            resolve_max_request_bytes(Some(&json!("64")))
+                .unwrap_err()
+                .kind,
             ErrorKind::Type
         );
     }

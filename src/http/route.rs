@@ -129,7 +129,9 @@ pub fn validate_base_path(base: &str) -> Result<String> {
     }
     let trimmed = base.strip_suffix('/').unwrap_or(base);
     if trimmed.is_empty() {
-        return Err(fail("must not be \"/\": the artifact routes need their own prefix"));
+        return Err(fail(
+            "must not be \"/\": the artifact routes need their own prefix",
+        ));
     }
     for segment in trimmed.split('/').skip(1) {
         if segment.is_empty() {
@@ -340,12 +342,28 @@ mod tests {
 
     #[test]
     fn base_path_rules() {
-        assert_eq!(validate_base_path("/prism/artifacts").unwrap(), "/prism/artifacts");
+        assert_eq!(
+            validate_base_path("/prism/artifacts").unwrap(),
+            "/prism/artifacts"
+        );
         assert_eq!(validate_base_path("/api/").unwrap(), "/api");
         assert_eq!(validate_base_path("/a%20b").unwrap(), "/a%20b");
         for bad in [
-            "", "/", "//", "api", "http://x/api", "/api?x=1", "/api#f", "/a//b", "/a/../b", "/a/./b",
-            "/a b", "/a%2", "/a%zz", "/\u{e9}", "/a\n",
+            "",
+            "/",
+            "//",
+            "api",
+            "http://x/api",
+            "/api?x=1",
+            "/api#f",
+            "/a//b",
+            "/a/../b",
+            "/a/./b",
+            "/a b",
+            "/a%2",
+            "/a%zz",
+            "/\u{e9}",
+            "/a\n",
         ] {
             let e = validate_base_path(bad).unwrap_err();
             assert_eq!(e.kind, crate::error::ErrorKind::Type, "{bad:?}");
@@ -358,10 +376,22 @@ mod tests {
         assert_eq!(op("POST", "/prism/artifacts/t1"), Ok(Operation::Attach));
         assert_eq!(op("GET", "/prism/artifacts/t1"), Ok(Operation::List));
         assert_eq!(op("GET", "/prism/artifacts/t1/a1"), Ok(Operation::Get));
-        assert_eq!(op("POST", "/prism/artifacts/t1/a1/revise"), Ok(Operation::Revise));
-        assert_eq!(op("POST", "/prism/artifacts/t1/a1/compare"), Ok(Operation::Compare));
-        assert_eq!(op("POST", "/prism/artifacts/t1/a1/approve"), Ok(Operation::Approve));
-        assert_eq!(op("POST", "/prism/artifacts/t1/a1/reject"), Ok(Operation::Reject));
+        assert_eq!(
+            op("POST", "/prism/artifacts/t1/a1/revise"),
+            Ok(Operation::Revise)
+        );
+        assert_eq!(
+            op("POST", "/prism/artifacts/t1/a1/compare"),
+            Ok(Operation::Compare)
+        );
+        assert_eq!(
+            op("POST", "/prism/artifacts/t1/a1/approve"),
+            Ok(Operation::Approve)
+        );
+        assert_eq!(
+            op("POST", "/prism/artifacts/t1/a1/reject"),
+            Ok(Operation::Reject)
+        );
         assert_eq!(
             op("POST", "/prism/artifacts/t1/a1/delivery-link"),
             Ok(Operation::DeliveryLink)
@@ -370,7 +400,10 @@ mod tests {
             op("GET", "/prism/artifacts/t1/a1/last-validated"),
             Ok(Operation::LastValidated)
         );
-        assert_eq!(op("GET", "/prism/artifacts/download"), Ok(Operation::Download));
+        assert_eq!(
+            op("GET", "/prism/artifacts/download"),
+            Ok(Operation::Download)
+        );
         let r = match_route(B, "POST", "/prism/artifacts/t1/a1/approve").unwrap();
         assert_eq!(r.thread_id.as_deref(), Some("t1"));
         assert_eq!(r.artifact_id.as_deref(), Some("a1"));

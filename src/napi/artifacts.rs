@@ -1,1 +1,245 @@
-//! Bindings for `crate::artifacts`.
+//! Bindings for `crate::artifacts`. Values cross as JSON text; every call runs under
+//! `guard`/`guard_async`. The JS layer (`js/artifacts.js`) owns argument checks that only
+//! JavaScript can do (AbortSignal, host redactor objects, `onDecision`).
+
+use super::store::CheckpointStoreHandle;
+use super::{guard, guard_async};
+use crate::artifacts::{
+    api, invalid, AbortFlag, ArtifactLimits, ArtifactService, SecretRedactor, ServiceConfig,
+};
+use crate::error::{PrismError, Result};
+use crate::json;
+use base64::Engine;
+use napi::bindgen_prelude::PromiseRaw;
+use napi::Env;
+use napi_derive::napi;
+use serde_json::Value;
+use std::sync::Arc;
+
+fn type_err(m: String) -> PrismError {
+    PrismError::type_error(m)
+}
+
+fn secret_bytes(b64: &str) -> Result<Vec<u8>> {
+    base64::engine::general_purpose::STANDARD
+        .decode(b64)
+        .map_err(|_| PrismError::type_error("secret is not valid"))
+}
+
+fn text_of(v: &Value) -> Result<String> {
+    serde_json::to_string(v).map_err(|e| PrismError::internal(e.to_string()))
+}
+
+/// A native secret redactor (`createSecretRedactor`).
+#[napi]
+pub struct SecretRedactorHandle {
+    pub(crate) inner: Arc<SecretRedactor>,
+}
+
+#[napi]
+impl SecretRedactorHandle {
+    /// `secrets_json`: a JSON array of strings.
+    #[napi(constructor)]
+    pub fn new(secrets_json: String) -> napi::Result<Self> {
+        guard(|| {
+            let v = json::parse(&secrets_json, type_err)?;
+            let Value::Array(items) = v else {
+                return Err(PrismError::type_error(
+                    "secrets must be an array of strings",
+                ));
+            };
+            let mut secrets = Vec::with_capacity(items.len());
+            for (i, s) in items.into_iter().enumerate() {
+                match s {
+                    Value::String(s) => secrets.push(s),
+                    other => {
+                        return Err(PrismError::type_error(format!(
+                            "secrets[{i}] must be a string, got {}",
+                            json::type_name(&other)
+                        )))
+                    }
+                }
+            }
+            Ok(Self {
+                inner: Arc::new(SecretRedactor::new(&secrets)?),
+            })
+        })
+    }
+
+    /// Redact JSON text; returns JSON text.
+    #[napi]
+    pub fn redact(&self, value_json: String) -> napi::Result<String> {
+        guard(|| {
+            let v = json::parse(&value_json, type_err)?;
+            text_of(&self.inner.redact_value(v))
+        })
+    }
+}
+
+/// Set from the JS side when the caller's AbortSignal fires.
+#[napi]
+pub struct ArtifactAbortFlag {
+    inner: AbortFlag,
+}
+
+#[napi]
+impl ArtifactAbortFlag {
+    #[napi(constructor)]
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Self {
+        Self {
+            inner: AbortFlag::new(),
+        }
+    }
+
+    #[napi]
+    pub fn abort(&self) {
+        self.inner.abort();
+    }
+}
+
+/// The artifact service over a checkpoint store handle.
+#[napi]
+pub struct ArtifactServiceHandle {
+    inner: Arc<ArtifactService>,
+}
+
+#[napi]
+impl ArtifactServiceHandle {
+    /// `options_json`: `{ linkSecretBase64, limits? }`.
+    #[napi(constructor)]
+    pub fn new(
+        store: &CheckpointStoreHandle,
+        redactor: &SecretRedactorHandle,
+        options_json: String,
+    ) -> napi::Result<Self> {
+        guard(|| {
+            let options = json::parse(&options_json, type_err)?;
+            let config = ServiceConfig::parse(&options)?;
+            Ok(Self {
+                inner: Arc::new(ArtifactService::new(
+                    store.inner.clone(),
+                    redactor.inner.clone(),
+                    config,
+                )),
+            })
+        })
+    }
+
+    /// Resolved limits as JSON text.
+    #[napi]
+    pub fn limits(&self) -> napi::Result<String> {
+        guard(|| text_of(&self.inner.limits().to_value()))
+    }
+
+    /// Run `op` with the JSON request; resolves to JSON `{ result, event? }`.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn call<'e>(
+        &self,
+        env: &'e Env,
+        op: String,
+        input_json: String,
+        abort: &ArtifactAbortFlag,
+    ) -> napi::Result<PromiseRaw<'e, String>> {
+        let service = self.inner.clone();
+        let flag = abort.inner.clone();
+        env.spawn_future(async move {
+            guard_async(async move {
+                if input_json.len() > crate::artifacts::input::MAX_INPUT_BYTES {
+                    return Err(crate::artifacts::err(
+                        crate::error::ArtifactReason::RecordTooLarge,
+                        format!(
+                            "the request is {} bytes; at most {} are accepted",
+                            input_json.len(),
+                            crate::artifacts::input::MAX_INPUT_BYTES
+                        ),
+                    ));
+                }
+                let input = json::parse(&input_json, invalid)?;
+                let out = service.call(&op, input, &flag).await?;
+                let mut v = serde_json::json!({ "result": out.result });
+                if let Some(e) = out.event {
+                    v["event"] = e;
+                }
+                text_of(&v)
+            })
+            .await
+        })
+    }
+}
+
+/// `resolveArtifactLimits(limits?)`: JSON text in, resolved JSON text out.
+#[napi]
+pub fn artifacts_resolve_limits(limits_json: String) -> napi::Result<String> {
+    guard(|| {
+        let v = json::parse(&limits_json, type_err)?;
+        text_of(&ArtifactLimits::resolve(Some(&v))?.to_value())
+    })
+}
+
+/// `signArtifactDeliveryLink`.
+#[napi]
+pub fn artifacts_sign_link(
+    input_json: String,
+    secret_base64: String,
+    options_json: String,
+) -> napi::Result<String> {
+    guard(|| {
+        let input = json::parse(&input_json, invalid)?;
+        let options = json::parse(&options_json, type_err)?;
+        text_of(&api::sign_link(
+            &input,
+            &secret_bytes(&secret_base64)?,
+            &options,
+        )?)
+    })
+}
+
+/// `verifyArtifactDeliveryLink`.
+#[napi]
+pub fn artifacts_verify_link(
+    link_json: String,
+    secret_base64: String,
+    options_json: String,
+) -> napi::Result<String> {
+    guard(|| {
+        let link = json::parse(&link_json, |m| {
+            crate::artifacts::err(crate::error::ArtifactReason::InvalidLink, m)
+        })?;
+        let options = json::parse(&options_json, type_err)?;
+        text_of(&api::verify_link(
+            &link,
+            &secret_bytes(&secret_base64)?,
+            &options,
+        )?)
+    })
+}
+
+/// `artifactApprovalState`.
+#[napi]
+pub fn artifacts_approval_state(record_json: String) -> napi::Result<String> {
+    guard(|| text_of(&api::approval_state(&json::parse(&record_json, invalid)?)?))
+}
+
+/// `approvalEvidenceIntact`.
+#[napi]
+pub fn artifacts_evidence_intact(record_json: String, version_json: String) -> napi::Result<bool> {
+    guard(|| {
+        api::evidence_intact(
+            &json::parse(&record_json, invalid)?,
+            &json::parse(&version_json, invalid)?,
+        )
+    })
+}
+
+/// `citationBindingDigest`.
+#[napi]
+pub fn artifacts_citation_digest(citations_json: String) -> napi::Result<String> {
+    guard(|| api::citation_digest(&json::parse(&citations_json, invalid)?))
+}
+
+/// `checkCitationIntegrity`.
+#[napi]
+pub fn artifacts_check_integrity(input_json: String) -> napi::Result<String> {
+    guard(|| text_of(&api::integrity(&json::parse(&input_json, invalid)?)?))
+}

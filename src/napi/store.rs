@@ -12,8 +12,9 @@ use crate::json::Fields;
 use crate::store::{
     self, CheckpointStore, HostCaller, HostCheckpointStore, HostOp, MemoryLimits, MemoryStore,
 };
-use napi::bindgen_prelude::Promise;
+use napi::bindgen_prelude::{Promise, PromiseRaw, ToNapiValue};
 use napi::threadsafe_function::ThreadsafeFunction;
+use napi::Env;
 use napi::Status;
 use napi_derive::napi;
 use std::sync::Arc;
@@ -36,52 +37,80 @@ fn to_json<T: serde::Serialize>(v: &T) -> crate::error::Result<String> {
         .map_err(|e| PrismError::internal(format!("cannot encode a result: {e}")))
 }
 
+/// Admit the operation now (on the JS thread, so `close()` waits for it), then run it on
+/// tokio under the panic guard.
+fn spawn_admitted<'env, T, F>(
+    env: &'env Env,
+    store: &Arc<dyn CheckpointStore>,
+    op: impl FnOnce(Arc<dyn CheckpointStore>) -> F,
+) -> napi::Result<PromiseRaw<'env, T>>
+where
+    T: ToNapiValue + Send + 'static,
+    F: std::future::Future<Output = crate::error::Result<T>> + Send + 'static,
+{
+    let ticket = store.admit().map_err(super::to_js_error)?;
+    let fut = op(store.clone());
+    env.spawn_future(guard_async(async move {
+        let out = fut.await;
+        drop(ticket);
+        out
+    }))
+}
+
 #[napi]
 impl CheckpointStoreHandle {
     /// `saveCheckpoint(input)`: JSON text of the input, JSON text of the checkpoint.
-    #[napi]
-    pub async fn save_checkpoint(&self, input: String) -> napi::Result<String> {
-        let inner = self.inner.clone();
-        guard_async(async move {
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn save_checkpoint<'env>(
+        &self,
+        env: &'env Env,
+        input: String,
+    ) -> napi::Result<PromiseRaw<'env, String>> {
+        spawn_admitted(env, &self.inner, |inner| async move {
             let req = store::parse_save(&input)?;
             to_json(&inner.save(req).await?)
         })
-        .await
     }
 
     /// `loadCheckpoint(input)`: JSON text of the checkpoint, or `"null"`.
-    #[napi]
-    pub async fn load_checkpoint(&self, input: String) -> napi::Result<String> {
-        let inner = self.inner.clone();
-        guard_async(async move {
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn load_checkpoint<'env>(
+        &self,
+        env: &'env Env,
+        input: String,
+    ) -> napi::Result<PromiseRaw<'env, String>> {
+        spawn_admitted(env, &self.inner, |inner| async move {
             let t = store::parse_load(&input)?;
             to_json(&inner.load(&t.namespace, &t.key, &t.ownership).await?)
         })
-        .await
     }
 
     /// `listCheckpoints(input)`: JSON text of `{ items, nextCursor? }`.
-    #[napi]
-    pub async fn list_checkpoints(&self, input: String) -> napi::Result<String> {
-        let inner = self.inner.clone();
-        guard_async(async move {
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn list_checkpoints<'env>(
+        &self,
+        env: &'env Env,
+        input: String,
+    ) -> napi::Result<PromiseRaw<'env, String>> {
+        spawn_admitted(env, &self.inner, |inner| async move {
             let q = store::parse_list(&input)?;
             to_json(&inner.list(q).await?)
         })
-        .await
     }
 
     /// `deleteCheckpoint(input)`: whether a checkpoint was deleted.
-    #[napi]
-    pub async fn delete_checkpoint(&self, input: String) -> napi::Result<bool> {
-        let inner = self.inner.clone();
-        guard_async(async move {
+    #[napi(ts_return_type = "Promise<boolean>")]
+    pub fn delete_checkpoint<'env>(
+        &self,
+        env: &'env Env,
+        input: String,
+    ) -> napi::Result<PromiseRaw<'env, bool>> {
+        spawn_admitted(env, &self.inner, |inner| async move {
             let t = store::parse_delete(&input)?;
             inner
                 .delete(&t.namespace, &t.key, &t.ownership, t.expected_version)
                 .await
         })
-        .await
     }
 }
 
@@ -185,5 +214,75 @@ pub fn create_host_checkpoint_store(
         Ok(CheckpointStoreHandle::new(Arc::new(
             HostCheckpointStore::new(caller),
         )))
+    })
+}
+
+/// `createSqlitePersistence(options)`: the database file and its checkpoint store.
+#[napi]
+pub struct SqlitePersistenceHandle {
+    inner: Arc<store::SqlitePersistence>,
+    checkpoints: Arc<dyn CheckpointStore>,
+}
+
+#[napi]
+impl SqlitePersistenceHandle {
+    /// The checkpoint store over this database.
+    #[napi]
+    pub fn checkpoints(&self) -> CheckpointStoreHandle {
+        CheckpointStoreHandle::new(self.checkpoints.clone())
+    }
+
+    /// Test helper, not wrapped by `js/store.js`: `PRAGMA integrity_check` rows.
+    #[napi]
+    pub async fn integrity_check(&self) -> napi::Result<Vec<String>> {
+        let inner = self.inner.clone();
+        guard_async(async move { inner.query_strings("PRAGMA integrity_check".into()).await }).await
+    }
+
+    /// Refuse new work, wait for work in flight, close the database. Idempotent.
+    #[napi]
+    pub async fn close(&self) -> napi::Result<()> {
+        let inner = self.inner.clone();
+        guard_async(async move { inner.close().await }).await
+    }
+}
+
+/// `options` is JSON text of `{ filename, busyTimeoutMs? }`.
+#[napi]
+pub fn create_sqlite_persistence(options: String) -> napi::Result<SqlitePersistenceHandle> {
+    guard(|| {
+        let v = crate::json::parse(&options, invalid_owned)?;
+        let f = Fields::new(&v, "options", invalid_owned)?;
+        for k in f.object().keys() {
+            if !["filename", "busyTimeoutMs"].contains(&k.as_str()) {
+                return Err(store::invalid(format!(
+                    "options has an unknown field {k:?} (allowed: filename, busyTimeoutMs)"
+                )));
+            }
+        }
+        let filename = f.str("filename")?;
+        let busy = match f.get("busyTimeoutMs") {
+            None => None,
+            Some(v) => match crate::json::as_u64(v) {
+                Some(n) => Some(n),
+                None if v.is_number() => {
+                    return Err(PrismError::range(
+                        "options.busyTimeoutMs must be a positive integer",
+                    ))
+                }
+                None => {
+                    return Err(store::invalid(format!(
+                        "options.busyTimeoutMs must be a positive integer, got {}",
+                        crate::json::type_name(v)
+                    )))
+                }
+            },
+        };
+        let persistence = store::SqlitePersistence::new(store::SqliteOptions::new(filename, busy)?);
+        let checkpoints = persistence.checkpoints();
+        Ok(SqlitePersistenceHandle {
+            inner: Arc::new(persistence),
+            checkpoints,
+        })
     })
 }

@@ -21,6 +21,9 @@ use std::pin::Pin;
 /// A boxed, sendable future: the return type of every store operation.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
+/// What [`CheckpointStore::admit`] returns: dropped when the admitted operation ends.
+pub type Admission = Option<Box<dyn std::any::Any + Send>>;
+
 /// `OwnershipScope` of the API: at least one non-empty member.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -94,6 +97,13 @@ pub struct Page<T> {
 /// ownership mismatches, `Artifact(InvalidInput)` for malformed requests, and
 /// `Artifact(InvalidInput)`/`Internal` for backend failures as each store documents.
 pub trait CheckpointStore: Send + Sync {
+    /// Called synchronously when a caller (the JS binding) requests an operation, before
+    /// its future first runs; the ticket is held until the operation finishes. Stores
+    /// with a `close()` count these so that close waits for every operation requested
+    /// before it, and refuse new ones after it. The default admits everything.
+    fn admit(&self) -> crate::error::Result<Admission> {
+        Ok(None)
+    }
     fn save(&self, req: SaveCheckpoint) -> BoxFuture<'_, crate::error::Result<Checkpoint>>;
     fn load<'a>(
         &'a self,
@@ -113,13 +123,16 @@ pub trait CheckpointStore: Send + Sync {
 }
 
 pub mod host;
+mod lifecycle;
 pub mod memory;
+pub mod sqlite;
 
 #[cfg(test)]
 pub(crate) mod conformance;
 
 pub use host::{HostCaller, HostCheckpointStore, HostOp};
 pub use memory::{MemoryLimits, MemoryStore};
+pub use sqlite::{SqliteOptions, SqlitePersistence};
 
 use crate::error::{ArtifactReason, PrismError, Result};
 use crate::json::{type_name, Fields};

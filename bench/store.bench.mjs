@@ -1,0 +1,84 @@
+// Checkpoint stores: save→load cycles/s on the memory store and on a SQLite file, each as
+// a ratio to a floor measured in the same run (the same cycles on a plain-JS Map store
+// behind the same interface), and the p99 event-loop delay while SQLite work runs
+// (target: under 2 ms), next to the p99 of the same workload on the memory store.
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createMemoryCheckpointStore, createSqlitePersistence } from '../index.mjs'
+import { fmt } from './util.mjs'
+
+const ownership = { tenantId: 'bench' }
+
+function mapStore() {
+  const m = new Map()
+  return {
+    async saveCheckpoint({ namespace, key, ownership, value }) {
+      const cur = m.get(key)
+      const now = new Date().toISOString()
+      const cp = { namespace, key, ownership, value, version: (cur?.version ?? 0) + 1, createdAt: cur?.createdAt ?? now, updatedAt: now }
+      m.set(key, cp)
+      return structuredClone(cp)
+    },
+    async loadCheckpoint({ key }) {
+      const cur = m.get(key)
+      return cur && structuredClone(cur)
+    },
+  }
+}
+
+/** `cycles` save→load cycles spread over `concurrency` workers; returns cycles/s and the loop delay p99. */
+async function workload(store, { cycles, concurrency }) {
+  const value = { record: 'x'.repeat(2000), revisions: Array.from({ length: 8 }, (_, i) => ({ version: i, hash: `sha256:${i}` })) }
+  const h = monitorEventLoopDelay({ resolution: 1 })
+  h.enable()
+  const t0 = performance.now()
+  let next = 0
+  await Promise.all(
+    Array.from({ length: concurrency }, async (_, w) => {
+      while (next < cycles) {
+        const i = next++
+        const key = `thread-${w}:art-${i % 64}`
+        await store.saveCheckpoint({ namespace: 'bench', key, ownership, value })
+        await store.loadCheckpoint({ namespace: 'bench', key, ownership })
+      }
+    }),
+  )
+  const ms = performance.now() - t0
+  h.disable()
+  return { perSec: (cycles / ms) * 1000, p99: h.percentile(99) / 1e6, max: h.max / 1e6 }
+}
+
+/** p99 event-loop delay of an idle loop over `ms`: the machine's own noise floor. */
+async function idleDelay(ms) {
+  const h = monitorEventLoopDelay({ resolution: 1 })
+  h.enable()
+  await new Promise((r) => setTimeout(r, ms))
+  h.disable()
+  return { p99: h.percentile(99) / 1e6 }
+}
+
+export default async function () {
+  const dir = mkdtempSync(join(tmpdir(), 'prism-bench-'))
+  try {
+    const opts = { cycles: 4000, concurrency: 8 }
+    await workload(mapStore(), { cycles: 500, concurrency: 8 }) // warm-up
+    const floor = await workload(mapStore(), opts)
+    const memory = await workload(createMemoryCheckpointStore(), opts)
+    const persistence = createSqlitePersistence({ filename: join(dir, 'bench.db') })
+    await workload(persistence.checkpoints, { cycles: 200, concurrency: 8 }) // open + warm-up
+    const sqlite = await workload(persistence.checkpoints, opts)
+    const sqliteSerial = await workload(persistence.checkpoints, { cycles: 1000, concurrency: 1 })
+    await persistence.close()
+    const idle = await idleDelay(1000)
+    console.log(`idle event loop (noise floor)         loop p99 ${fmt(idle.p99)} ms`)
+    console.log(`floor: plain-JS Map store             ${fmt(floor.perSec, 0)} save+load cycles/s (synchronous: blocks the loop throughout)`)
+    console.log(`memory store (native), 8 concurrent   ${fmt(memory.perSec, 0)} cycles/s = ${fmt(memory.perSec / floor.perSec, 3)}x floor; loop p99 ${fmt(memory.p99)} ms`)
+    console.log(`sqlite file, 8 concurrent             ${fmt(sqlite.perSec, 0)} cycles/s = ${fmt(sqlite.perSec / floor.perSec, 3)}x floor; loop p99 ${fmt(sqlite.p99)} ms, max ${fmt(sqlite.max)} ms`)
+    console.log(`sqlite file, 1 at a time              ${fmt(sqliteSerial.perSec, 0)} cycles/s = ${fmt(sqliteSerial.perSec / floor.perSec, 3)}x floor; loop p99 ${fmt(sqliteSerial.p99)} ms`)
+    console.log(`event-loop p99 while SQLite work runs: ${fmt(Math.max(sqlite.p99, sqliteSerial.p99))} ms (target < 2 ms): ${Math.max(sqlite.p99, sqliteSerial.p99) < 2 ? 'met' : 'NOT met'}`)
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
