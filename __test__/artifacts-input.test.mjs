@@ -239,6 +239,7 @@ test('pure functions: wrong types, huge, deep, cyclic and __proto__ inputs are t
     }
   }
   for (const bad of FIELD_BAD()) {
+    if (bad !== undefined) assert.throws(() => resolveArtifactLimits(bad), typed, `limits ${typeof bad}`)
     if (bad !== undefined) {
       assert.throws(() => signArtifactDeliveryLink({ artifactId: 'a', threadId: 't', version: 1, ownership }, LINK_SECRET, bad), typed, `options ${typeof bad}`)
     }

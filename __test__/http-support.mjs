@@ -10,8 +10,8 @@ export const { ArtifactError, createArtifactHandler, toNodeListener } = prism
 
 /** Start `http.createServer(toNodeListener(handler))` on 127.0.0.1; returns { url, server, close }. */
 export async function serve(handler, { requestTimeout } = {}) {
-  const server = http.createServer(toNodeListener(handler))
-  if (requestTimeout !== undefined) server.requestTimeout = requestTimeout
+  const options = requestTimeout === undefined ? {} : { requestTimeout, connectionsCheckingInterval: 50 }
+  const server = http.createServer(options, toNodeListener(handler))
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
   const { port } = server.address()
   return {

@@ -52,6 +52,8 @@ describe('createArtifactHandler options', () => {
     assert.throws(() => createArtifactHandler({ ...base, redactor: {} }), /redactor/)
     assert.throws(() => createArtifactHandler({ ...base, limits: 5 }), /limits/)
     assert.throws(() => createArtifactHandler({ ...base, basePath: 5 }), TypeError)
+    assert.throws(() => createArtifactHandler({ ...base, ownership: { tenantId: 't' } }), /options\.ownership is not a known option/)
+    assert.throws(() => createArtifactHandler({ ...base, limits: { recordBytes: 10 } }), /limits\.recordBytes/)
   })
   test('validates basePath: absolute, no query or fragment, not "/"', () => {
     for (const bad of ['', '/', 'prism', 'https://x/prism', '/prism?x=1', '/prism#x', '//prism', '/a/../b', '/a b']) {
@@ -553,6 +555,31 @@ describe('slow and aborted clients leave no work running', () => {
   })
 })
 
+describe('a slow client is cut off', () => {
+  test('a client that stalls mid-body hits the server requestTimeout: the signal aborts, the service never runs', async () => {
+    const calls = []
+    let authSignal
+    const service = createRealService({ linkSecret, calls })
+    const srv = await serve(createArtifactHandler({ service, authorize: ({ signal }) => ((authSignal = signal), OWNER), linkSecret }), { requestTimeout: 300 })
+    try {
+      const sock = net.connect(srv.port, '127.0.0.1')
+      await new Promise((r) => sock.once('connect', r))
+      let reply = ''
+      sock.on('data', (d) => (reply += d))
+      const closed = new Promise((r) => sock.once('close', r))
+      sock.write('POST /prism/artifacts/t/a/approve HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"ver')
+      // Never send the rest: the server, not the client, has to end this.
+      await closed
+      assert.ok(authSignal, 'authorize ran')
+      assert.equal(authSignal.aborted, true)
+      assert.ok(reply === '' || /^HTTP\/1\.1 408/.test(reply), reply)
+      assert.equal(calls.length, 0)
+    } finally {
+      await srv.close()
+    }
+  })
+})
+
 describe('toNodeListener with any fetch handler', () => {
   test('status, headers (set-cookie), streamed body, HEAD, custom base path', async () => {
     const handler = async (req) => {
@@ -583,6 +610,26 @@ describe('toNodeListener with any fetch handler', () => {
       assert.equal((await fetch(srv2.url + '/prism/artifacts/t')).status, 404)
     } finally {
       await srv2.close()
+    }
+  })
+
+  test('origin-form and absolute-form targets reach the handler; asterisk-form is a 400', async () => {
+    const seen = []
+    const srv = await serve(async (req) => (seen.push(new URL(req.url).pathname + new URL(req.url).search), Response.json({ ok: true })))
+    try {
+      const raw = (target) =>
+        new Promise((resolve) => {
+          const sock = net.connect(srv.port, '127.0.0.1', () => sock.end(`OPTIONS ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`))
+          let buf = ''
+          sock.on('data', (d) => (buf += d))
+          sock.on('close', () => resolve(buf))
+        })
+      assert.match(await raw('/a/b?c=1'), /^HTTP\/1\.1 200/)
+      assert.match(await raw('http://elsewhere.example/x/y?z=2'), /^HTTP\/1\.1 200/)
+      assert.match(await raw('*'), /^HTTP\/1\.1 400/)
+      assert.deepEqual(seen, ['/a/b?c=1', '/x/y?z=2'])
+    } finally {
+      await srv.close()
     }
   })
 

@@ -8,7 +8,8 @@ import { performance } from 'node:perf_hooks'
 import { percentile, fmt } from './util.mjs'
 
 const CONNECTIONS = 32
-const SECONDS = Number(process.env.HTTP_BENCH_SECONDS ?? 3)
+const SECONDS = Number(process.env.HTTP_BENCH_SECONDS ?? 1)
+const ROUNDS = Number(process.env.HTTP_BENCH_ROUNDS ?? 4)
 const ARTIFACTS = CONNECTIONS
 const OWNER = { tenantId: 'bench-tenant' }
 const IDENTITY = { tenantId: 'bench-tenant', principal: { kind: 'user', id: 'bench' }, scopes: [], issuedAt: new Date().toISOString(), verified: true }
@@ -38,6 +39,13 @@ async function serverMain() {
       res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) })
       res.end(body)
     })
+  } else if (workerData.mode === 'constant') {
+    // The adapter alone: every service method answers a fixed record at once.
+    const record = { id: 'a0', threadId: 'bench', state: 'pending', revisions: [{ version: 1 }] }
+    const service = {}
+    for (const m of ['attach', 'list', 'get', 'revise', 'compare', 'approve', 'reject', 'lastValidated', 'deliveryLink']) service[m] = async () => record
+    kind = 'constant'
+    server = http.createServer(prism.toNodeListener(prism.createArtifactHandler({ service, authorize: () => ({ ownership: OWNER, identity: IDENTITY }), linkSecret })))
   } else {
     const made = await makeService(prism)
     kind = made.kind
@@ -80,12 +88,12 @@ function once(agent, port, method, path, body) {
   })
 }
 
-/** Run `CONNECTIONS` closed loops for `SECONDS`; returns { rps, p50, p99, statuses }. */
+/** Run `CONNECTIONS` closed loops for `SECONDS` after a warm-up; returns { lat, seconds, statuses }. */
 async function load(port, makeRequest) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS })
   const statuses = new Map()
   const lat = []
-  let stopAt = performance.now() + 500 // warm-up
+  let stopAt = performance.now() + 250 // warm-up
   let measuring = false
   const loop = async (c) => {
     let n = 0
@@ -106,30 +114,47 @@ async function load(port, makeRequest) {
   await Promise.all(Array.from({ length: CONNECTIONS }, (_, c) => loop(c)))
   const elapsed = (performance.now() - t0) / 1000
   agent.destroy()
-  return { rps: lat.length / elapsed, p50: percentile(lat, 50), p99: percentile(lat, 99), statuses }
+  return { lat, seconds: elapsed, statuses }
 }
 
 export default async function main() {
-  const results = []
+  // Both servers stay up and the workloads alternate in short rounds, so a change in
+  // machine load hits the floor and the handler alike.
   const floorSrv = await startServer('floor')
-  const floor = await load(floorSrv.port, () => ({ method: 'GET', path: '/prism/artifacts/bench/a0' }))
-  await floorSrv.stop()
-
   const srv = await startServer('handler')
-  const get = await load(srv.port, (c) => ({ method: 'GET', path: `/prism/artifacts/bench/a${c % ARTIFACTS}` }))
-  const approve = await load(srv.port, (c, n) => ({
-    method: 'POST',
-    path: `/prism/artifacts/bench/a${c % ARTIFACTS}/approve`,
-    body: JSON.stringify({ version: 1, note: `n${n % 10}` }),
-  }))
+  const constSrv = await startServer('constant')
+  const workloads = [
+    ['floor: bare node:http, fixed JSON', floorSrv.port, () => ({ method: 'GET', path: '/prism/artifacts/bench/a0' })],
+    ['GET, adapter alone (service answers a constant)', constSrv.port, (c) => ({ method: 'GET', path: `/prism/artifacts/bench/a${c % ARTIFACTS}` })],
+    ['GET {base}/:thread/:artifact', srv.port, (c) => ({ method: 'GET', path: `/prism/artifacts/bench/a${c % ARTIFACTS}` })],
+    [
+      'POST {base}/:thread/:artifact/approve',
+      srv.port,
+      (c, n) => ({ method: 'POST', path: `/prism/artifacts/bench/a${c % ARTIFACTS}/approve`, body: JSON.stringify({ version: 1, note: `n${n % 10}` }) }),
+    ],
+  ]
+  const totals = workloads.map(() => ({ count: 0, seconds: 0, lat: [], statuses: new Map() }))
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [i, [, port, make]] of workloads.entries()) {
+      const r = await load(port, make)
+      const t = totals[i]
+      t.count += r.lat.length
+      t.seconds += r.seconds
+      t.lat.push(...r.lat)
+      for (const [s, n] of r.statuses) t.statuses.set(s, (t.statuses.get(s) ?? 0) + n)
+    }
+  }
+  await floorSrv.stop()
   await srv.stop()
-
-  results.push(['floor: bare node:http, fixed JSON', floor], ['GET {base}/:thread/:artifact', get], ['POST {base}/:thread/:artifact/approve', approve])
-  console.log(`service: ${srv.kind}; ${CONNECTIONS} keep-alive connections on 127.0.0.1, ${SECONDS}s per workload, server in a worker thread`)
+  await constSrv.stop()
+  const floorRps = totals[0].count / totals[0].seconds
+  console.log(`service: ${srv.kind}; ${CONNECTIONS} keep-alive connections on 127.0.0.1; ${ROUNDS} alternating rounds of ${SECONDS}s per workload; servers in worker threads`)
   console.log('workload | req/s | p50 ms | p99 ms | req/s vs floor | statuses')
-  for (const [name, r] of results) {
-    const st = [...r.statuses].map(([s, n]) => `${s}:${n}`).join(' ')
-    console.log(`${name} | ${fmt(r.rps, 0)} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${fmt(r.rps / floor.rps, 3)}x | ${st}`)
+  for (const [i, [name]] of workloads.entries()) {
+    const t = totals[i]
+    const rps = t.count / t.seconds
+    const st = [...t.statuses].map(([s, n]) => `${s}:${n}`).join(' ')
+    console.log(`${name} | ${fmt(rps, 0)} | ${fmt(percentile(t.lat, 50))} | ${fmt(percentile(t.lat, 99))} | ${fmt(rps / floorRps, 3)}x | ${st}`)
   }
 }
 

@@ -14,6 +14,7 @@ const SUCCESS_STATUS = new Map(Object.entries(TABLE.success))
 const BODY_OPERATIONS = new Set(['attach', 'revise', 'compare', 'approve', 'reject', 'deliveryLink'])
 const SERVICE_METHODS = ['attach', 'list', 'get', 'revise', 'compare', 'approve', 'reject', 'lastValidated', 'deliveryLink']
 const OWNERSHIP_KEYS = ['tenantId', 'accountId', 'userId']
+const OPTION_KEYS = ['service', 'authorize', 'linkSecret', 'basePath', 'redactor', 'limits']
 const MAX_MESSAGE_CHARS = 1024
 // The artifact service's bounds on link secret material (src/artifacts/link.rs).
 const MIN_SECRET_BYTES = 16
@@ -59,6 +60,9 @@ function resolveOptions(options) {
   if (options === null || typeof options !== 'object') {
     throw typeError('createArtifactHandler(options): options must be an object')
   }
+  for (const k of Object.keys(options)) {
+    if (!OPTION_KEYS.includes(k)) throw typeError(`createArtifactHandler: options.${k} is not a known option`)
+  }
   const { service, authorize, linkSecret, redactor, limits } = options
   if (service === null || (typeof service !== 'object' && typeof service !== 'function')) {
     throw typeError('createArtifactHandler: options.service must be an artifact service object')
@@ -90,6 +94,9 @@ function resolveOptions(options) {
   if (limits !== undefined) {
     if (limits === null || typeof limits !== 'object') {
       throw typeError('createArtifactHandler: options.limits must be an object')
+    }
+    for (const k of Object.keys(limits)) {
+      if (k !== 'maxRequestBytes') throw typeError(`createArtifactHandler: limits.${k} is not a known limit (only maxRequestBytes)`)
     }
     const v = limits.maxRequestBytes
     if (v !== undefined) {
@@ -473,7 +480,14 @@ function nodeBody(req, abortSignal) {
 }
 
 function toRequest(req, signal) {
-  if (typeof req.url !== 'string' || !req.url.startsWith('/')) return null
+  if (typeof req.url !== 'string') return null
+  let target = req.url
+  if (/^https?:\/\//i.test(target)) {
+    // Absolute-form (as sent to proxies): keep only the path and query.
+    const u = new URL(target)
+    target = u.pathname + u.search
+  }
+  if (!target.startsWith('/')) return null
   const hostHeader = req.headers.host
   const host = typeof hostHeader === 'string' && HOST_RE.test(hostHeader) ? hostHeader : 'localhost'
   const proto = req.socket && req.socket.encrypted ? 'https' : 'http'
@@ -485,7 +499,7 @@ function toRequest(req, signal) {
     init.body = nodeBody(req, signal)
     init.duplex = 'half'
   }
-  return new Request(`${proto}://${host}${req.url}`, init)
+  return new Request(`${proto}://${host}${target}`, init)
 }
 
 function waitDrain(res) {

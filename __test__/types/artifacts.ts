@@ -1,10 +1,11 @@
 // Compiles under tsc --strict: the seed 001 "Implementation example" with only the import
-// paths changed to 'prism-review'. The seed's createArtifactHandler line is left out
-// because the HTTP adapter is not exported yet; createSqlitePersistence likewise (the
-// checkpoint stores area adds it), so the memory store stands in for persistence.checkpoints.
+// paths changed to 'prism-review'. The seed's createArtifactHandler import and its
+// `export const handler = createArtifactHandler(...)` line are left out because the HTTP
+// adapter is not exported yet (another area adds it).
 import { createSecretRedactor } from 'prism-review'
-import { createMemoryCheckpointStore } from 'prism-review'
+import { createSqlitePersistence } from 'prism-review'
 import { createArtifactService } from 'prism-review'
+import { createMemoryCheckpointStore } from 'prism-review'
 import type {
   AgentIdentity,
   ArtifactRecord,
@@ -29,11 +30,11 @@ declare const ownership: OwnershipScope
 declare const identity: AgentIdentity
 
 export async function seedExample(): Promise<string> {
-  const persistence = { checkpoints: createMemoryCheckpointStore() }
+  const persistence = createSqlitePersistence({ filename: "prism.db" });
   const artifacts = createArtifactService(persistence.checkpoints, {
     redactor: createSecretRedactor([/* host secrets */]),
     linkSecret: process.env.PRISM_ARTIFACT_LINK_SECRET!,
-  })
+  });
 
   const record = await artifacts.attach({ ownership, identity, threadId: "thread-1", uri: "https://blob.example/doc", mime: "text/markdown", hash: "sha256:aaa" })
   await artifacts.revise({ ownership, threadId: "thread-1", artifactId: record.id, uri: "https://blob.example/doc-v2", hash: "sha256:bbb" })

@@ -2,6 +2,9 @@
 //! `guard`/`guard_async`. The JS layer (`js/artifacts.js`) owns argument checks that only
 //! JavaScript can do (AbortSignal, host redactor objects, `onDecision`).
 
+// napi registers these for the addon; in `cargo test` builds nothing calls them.
+#![cfg_attr(test, allow(dead_code))]
+
 use super::store::CheckpointStoreHandle;
 use super::{guard, guard_async};
 use crate::artifacts::{
@@ -102,6 +105,7 @@ impl ArtifactAbortFlag {
 #[napi]
 pub struct ArtifactServiceHandle {
     inner: Arc<ArtifactService>,
+    store: Arc<dyn crate::store::CheckpointStore>,
 }
 
 #[napi]
@@ -122,6 +126,7 @@ impl ArtifactServiceHandle {
                     redactor.inner.clone(),
                     config,
                 )),
+                store: store.inner.clone(),
             })
         })
     }
@@ -143,7 +148,11 @@ impl ArtifactServiceHandle {
     ) -> napi::Result<PromiseRaw<'e, String>> {
         let service = self.inner.clone();
         let flag = abort.inner.clone();
+        // Admitted synchronously on the JS thread, held until the operation ends, so that a
+        // store's close() waits for it (and refuses operations requested after close).
+        let ticket = self.store.admit().map_err(super::to_js_error)?;
         env.spawn_future(async move {
+            let _ticket = ticket;
             guard_async(async move {
                 if input_json.len() > crate::artifacts::input::MAX_INPUT_BYTES {
                     return Err(crate::artifacts::err(

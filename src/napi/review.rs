@@ -4,10 +4,11 @@ use super::guard;
 use napi_derive::napi;
 
 /// `createCodingPatchReviewManifest(input)`: `input` is `JSON.stringify` of the caller's
-/// object; the result is the JSON text of `{ review, artifactInput }`.
+/// object; the result is the manifest's JSON text, a newline, and the JSON text of the
+/// artifact input without `preview` (js/review.js puts them together).
 #[napi]
 pub fn review_create_manifest(input: String) -> napi::Result<String> {
-    guard(|| crate::review::create_manifest_json(&input))
+    guard(|| crate::review::create_manifest_binding(&input))
 }
 
 /// `assertCodingPatchAccepted({ review, artifact, limits? })`: JSON text of the outcome.

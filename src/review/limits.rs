@@ -86,6 +86,42 @@ impl ReviewLimits {
     }
 }
 
+impl ReviewLimits {
+    /// The caps from numbers already read (the typed reader); same rules as [`Self::read`].
+    pub fn from_numbers(
+        max_review_revisions: Option<u64>,
+        max_diagnostic_summaries: Option<u64>,
+        max_manifest_bytes: Option<u64>,
+    ) -> Result<Self> {
+        let mut out = Self::DEFAULT;
+        let pick = |n: Option<u64>, name: &str, hard: usize, default: usize| -> Result<usize> {
+            match n {
+                None => Ok(default),
+                Some(n) => read_limit(&Value::from(n), &format!("input.limits.{name}"), hard),
+            }
+        };
+        out.max_review_revisions = pick(
+            max_review_revisions,
+            "maxReviewRevisions",
+            Self::HARD.max_review_revisions,
+            out.max_review_revisions,
+        )?;
+        out.max_diagnostic_summaries = pick(
+            max_diagnostic_summaries,
+            "maxDiagnosticSummaries",
+            Self::HARD.max_diagnostic_summaries,
+            out.max_diagnostic_summaries,
+        )?;
+        out.max_manifest_bytes = pick(
+            max_manifest_bytes,
+            "maxManifestBytes",
+            Self::HARD.max_manifest_bytes,
+            out.max_manifest_bytes,
+        )?;
+        Ok(out)
+    }
+}
+
 fn read_limit(v: &Value, path: &str, hard: usize) -> Result<usize> {
     match v {
         Value::Number(_) | Value::Null => {

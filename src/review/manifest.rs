@@ -1,23 +1,43 @@
-//! `createCodingPatchReviewManifest`: validate, bound, normalize, digest.
+//! `createCodingPatchReviewManifest`: read the input, validate every field, charge the caps,
+//! normalize, digest.
+//!
+//! Reading has two paths that yield the same [`Draft`]: a typed serde fast path over the JSON
+//! text (strict: unknown fields, `null`s and wrong types all fail it, and sequences are
+//! bounded by the hard caps while they are read), and the field-by-field reader over a
+//! parsed [`Value`] that names the offending field in every error. The fast path only ever
+//! succeeds on input the named reader accepts; when it fails, the named reader runs and
+//! produces the error (or the result, for the few inputs only it accepts, such as `1e3`).
+//! Everything after reading (the semantic checks, caps, normalization, digest) is shared.
 
 use super::limits::{ReviewLimits, CHECK_SUMMARY_BYTES, MANIFEST_INPUT_BYTES, URI_BYTES};
 use super::text::{
-    as_str, check_ident, check_kind, check_rel_path, check_uri, deny_unknown, elem_path, hex64,
-    ident, input_err, is_iso_utc, limit_err, now_iso, opt_ident, strip_controls,
+    check_ident, check_kind, check_rel_path, check_uri, deny_unknown, elem_path, input_err,
+    is_hex64, is_iso_utc, limit_err, now_iso, strip_controls,
 };
 use crate::error::{PrismError, Result};
-use crate::json::{self, as_i64, Fields};
-use serde::Serialize;
+use crate::json::{self, as_i64, type_name, Fields};
+use serde::de::{Deserializer, SeqAccess, Visitor};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::borrow::Cow;
+
+/// The largest integer JSON carries exactly (2^53 - 1); counts and sizes above it are refused
+/// so that every number's canonical form is its integer spelling.
+pub const MAX_SAFE_INTEGER: u64 = 9_007_199_254_740_991;
+
+// Output types. Members are declared in RFC 8785 order (sorted by UTF-16 code units; all
+// names are ASCII), so serde_json's compact output of `ManifestContent` is its canonical JSON:
+// strings are escaped alike and every number is a safe integer. A test checks it against
+// the reference canonicalizer.
 
 /// Repository identity bound by the review: credential-free remote fingerprint, default
 /// branch, optional worktree path.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RepositoryIdentity {
-    pub repository_id: String,
-    pub remote_fingerprint: String,
     pub default_branch: String,
+    pub remote_fingerprint: String,
+    pub repository_id: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub worktree_path: Option<String>,
 }
@@ -26,27 +46,27 @@ pub struct RepositoryIdentity {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PatchRef {
-    pub kind: String,
-    pub uri: String,
-    pub sha256: String,
     pub bytes: u64,
+    pub kind: String,
+    pub sha256: String,
+    pub uri: String,
 }
 
 /// One diffstat row.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DiffstatEntry {
-    pub file: String,
     pub additions: u64,
     pub deletions: u64,
+    pub file: String,
 }
 
 /// One named check result.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CheckSummary {
-    pub name: String,
     pub exit_code: i64,
+    pub name: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub summary: Option<String>,
 }
@@ -55,40 +75,44 @@ pub struct CheckSummary {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DiagnosticSummary {
-    pub file: String,
     pub errors: u64,
-    pub warnings: u64,
-    pub information: u64,
+    pub file: String,
     pub hints: u64,
+    pub information: u64,
+    pub warnings: u64,
 }
 
 /// Everything the digest binds: the manifest minus `digest`, `reviewId`, `createdAt`, `state`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ManifestContent {
-    pub thread_id: String,
     pub artifact_id: String,
-    pub identity: RepositoryIdentity,
     pub base: String,
-    pub head: String,
-    pub patch: PatchRef,
     /// Sorted by code point, deduplicated.
     pub changed_paths: Vec<String>,
-    /// Sorted by `file`; one row per file.
-    pub diffstat: Vec<DiffstatEntry>,
     /// Sorted by `name`; one entry per name.
     pub checks: Vec<CheckSummary>,
     /// Sorted by `file`; one entry per file.
     pub diagnostics: Vec<DiagnosticSummary>,
+    /// Sorted by `file`; one row per file.
+    pub diffstat: Vec<DiffstatEntry>,
+    pub head: String,
+    pub identity: RepositoryIdentity,
+    pub patch: PatchRef,
+    pub thread_id: String,
 }
 
 impl ManifestContent {
-    /// Lowercase hex SHA-256 of the RFC 8785 canonical JSON of this content. Equal to
+    /// RFC 8785 canonical JSON of the content (see the note on the output types).
+    pub fn canonical_json(&self) -> Result<Vec<u8>> {
+        serde_json::to_vec(self)
+            .map_err(|e| PrismError::internal(format!("serialising the manifest failed: {e}")))
+    }
+
+    /// Lowercase hex SHA-256 of [`Self::canonical_json`]: the review digest. Equal to
     /// `json::canonical_digest` of the manifest with the four unbound members removed.
     pub fn digest(&self) -> Result<String> {
-        let bytes = serde_json_canonicalizer::to_vec(self)
-            .map_err(|e| PrismError::internal(format!("canonical JSON failed: {e}")))?;
-        Ok(json::sha256_hex(&bytes))
+        Ok(json::sha256_hex(&self.canonical_json()?))
     }
 }
 
@@ -124,30 +148,82 @@ pub struct ArtifactInputHead {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ManifestOutput {
     pub review: ReviewManifest,
-    /// The manifest's JSON text (compact, as returned to JavaScript); its length is what
-    /// `maxManifestBytes` caps.
+    /// The manifest's JSON text as returned to JavaScript: `reviewId`, `createdAt`, `state`,
+    /// `digest`, then the canonical content members. Its length is what `maxManifestBytes`
+    /// caps.
     pub review_json: String,
     pub artifact_input: ArtifactInputHead,
 }
 
 impl ManifestOutput {
-    /// `{"review": M, "artifactInput": {…, "preview": {"review": M}}}` as JSON text, with the
-    /// manifest text serialised once and written twice.
+    /// `{"review": M, "artifactInput": {…, "preview": {"review": M}}}` as JSON text.
     pub fn to_json(&self) -> Result<String> {
-        let head = serde_json::to_string(&self.artifact_input)
-            .map_err(|e| PrismError::internal(format!("serialising artifact input failed: {e}")))?;
-        let head = head.strip_suffix('}').unwrap_or(&head);
+        let head = self.artifact_input_json_head()?;
         let m = &self.review_json;
         let mut out = String::with_capacity(m.len() * 2 + head.len() + 64);
         out.push_str("{\"review\":");
         out.push_str(m);
         out.push_str(",\"artifactInput\":");
-        out.push_str(head);
+        out.push_str(&head);
         out.push_str(",\"preview\":{\"review\":");
         out.push_str(m);
         out.push_str("}}}");
         Ok(out)
     }
+
+    /// The binding's result: `[manifest JSON, artifact input JSON without preview]` joined by
+    /// a newline (JSON text never holds a raw newline), so the manifest crosses once.
+    pub fn to_binding_text(&self) -> Result<String> {
+        let head = self.artifact_input_json_head()?;
+        let mut out = String::with_capacity(self.review_json.len() + head.len() + 8);
+        out.push_str(&self.review_json);
+        out.push('\n');
+        out.push_str(&head);
+        out.push('}');
+        Ok(out)
+    }
+
+    /// The artifact input's JSON without its closing brace.
+    fn artifact_input_json_head(&self) -> Result<String> {
+        let mut head = serde_json::to_string(&self.artifact_input)
+            .map_err(|e| PrismError::internal(format!("serialising artifact input failed: {e}")))?;
+        head.pop();
+        Ok(head)
+    }
+}
+
+// ---------- the draft both readers produce ----------
+
+struct DraftDiagnostic<'a> {
+    file: &'a str,
+    errors: u64,
+    warnings: u64,
+    information: u64,
+    hints: u64,
+}
+
+/// The input after type checks, before semantic checks; borrows from the input.
+struct Draft<'a> {
+    limits: ReviewLimits,
+    thread_id: &'a str,
+    artifact_id: &'a str,
+    repository_id: &'a str,
+    remote_fingerprint: &'a str,
+    default_branch: &'a str,
+    worktree_path: Option<&'a str>,
+    base: &'a str,
+    head: &'a str,
+    kind: &'a str,
+    uri: &'a str,
+    sha256: &'a str,
+    bytes: u64,
+    review_id: Option<&'a str>,
+    created_at: Option<&'a str>,
+    title: Option<&'a str>,
+    changed_paths: Vec<&'a str>,
+    diffstat: Vec<(&'a str, u64, u64)>,
+    checks: Vec<(&'a str, i64, Option<&'a str>)>,
+    diagnostics: Vec<DraftDiagnostic<'a>>,
 }
 
 const TOP_FIELDS: &[&str] = &[
@@ -170,9 +246,15 @@ const TOP_FIELDS: &[&str] = &[
 // Smallest JSON each retained entry can take in the manifest; used to refuse oversized
 // inputs from their counts before anything is built.
 const MIN_PATH_JSON: usize = 4; // "a",
-const MIN_DIFFSTAT_JSON: usize = 41; // {"file":"a","additions":0,"deletions":0},
-const MIN_CHECK_JSON: usize = 26; // {"name":"a","exitCode":0},
-const MIN_DIAGNOSTIC_JSON: usize = 60; // {"file":"a","errors":0,"warnings":0,"information":0,"hints":0},
+const MIN_DIFFSTAT_JSON: usize = 41; // {"additions":0,"deletions":0,"file":"a"},
+const MIN_CHECK_JSON: usize = 26; // {"exitCode":0,"name":"a"},
+const MIN_DIAGNOSTIC_JSON: usize = 60; // {"errors":0,"file":"a","hints":0,"information":0,"warnings":0},
+
+// The most entries the hard manifest cap can hold; the fast path stops reading beyond them.
+const HARD_PATHS: usize = ReviewLimits::HARD.max_manifest_bytes / MIN_PATH_JSON;
+const HARD_DIFFSTAT: usize = ReviewLimits::HARD.max_manifest_bytes / MIN_DIFFSTAT_JSON;
+const HARD_CHECKS: usize = ReviewLimits::HARD.max_manifest_bytes / MIN_CHECK_JSON;
+const HARD_DIAGNOSTICS: usize = ReviewLimits::HARD.max_diagnostic_summaries;
 
 /// Running lower bound of the manifest's JSON size, charged before an entry is retained.
 struct Budget {
@@ -193,43 +275,386 @@ impl Budget {
     }
 }
 
-/// JSON text in, JSON text out (the binding's entry point). The text is refused over
+/// JSON text in, JSON text out (`{ review, artifactInput }`). The text is refused over
 /// [`MANIFEST_INPUT_BYTES`] before it is parsed.
 pub fn create_manifest_json(text: &str) -> Result<String> {
+    create_manifest_text(text, now_iso)?.to_json()
+}
+
+/// The binding's entry point: like [`create_manifest_json`], but the result is
+/// [`ManifestOutput::to_binding_text`] (the manifest crosses once).
+pub fn create_manifest_binding(text: &str) -> Result<String> {
+    create_manifest_text(text, now_iso)?.to_binding_text()
+}
+
+/// JSON text in, [`ManifestOutput`] out: the typed fast path, or the named reader when it fails.
+pub fn create_manifest_text(text: &str, now: impl FnOnce() -> String) -> Result<ManifestOutput> {
     if text.len() > MANIFEST_INPUT_BYTES {
         return Err(limit_err(format!(
             "input is {} bytes of JSON; the cap is {MANIFEST_INPUT_BYTES} bytes",
             text.len()
         )));
     }
-    let value = json::parse(text, input_err)?;
-    create_manifest(&value, now_iso)?.to_json()
+    match read_fast(text) {
+        Ok(raw) => finish(raw.draft()?, now),
+        Err(_) => {
+            let value = json::parse(text, input_err)?;
+            create_manifest(&value, now)
+        }
+    }
 }
 
-/// Build a manifest from a parsed input. `now` gives the default `createdAt`.
+/// The typed fast path: a JSON object, exactly the known members, no trailing text.
+pub(super) fn read_fast(text: &str) -> serde_json::Result<RawInput<'_>> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let raw = RawInput::deserialize(MapOnly(&mut de))?;
+    de.end()?;
+    Ok(raw)
+}
+
+/// Build a manifest from a parsed input (the named reader). `now` gives the default `createdAt`.
 pub fn create_manifest(input: &Value, now: impl FnOnce() -> String) -> Result<ManifestOutput> {
+    finish(read_value(input)?, now)
+}
+
+fn counts_fit(
+    limits: &ReviewLimits,
+    paths: usize,
+    diffstat: usize,
+    checks: usize,
+    diagnostics: usize,
+) -> Result<()> {
+    if diagnostics > limits.max_diagnostic_summaries {
+        return Err(limit_err(format!(
+            "input.diagnostics has {diagnostics} summaries; maxDiagnosticSummaries is {}",
+            limits.max_diagnostic_summaries
+        )));
+    }
+    let floor = paths
+        .saturating_mul(MIN_PATH_JSON)
+        .saturating_add(diffstat.saturating_mul(MIN_DIFFSTAT_JSON))
+        .saturating_add(checks.saturating_mul(MIN_CHECK_JSON))
+        .saturating_add(diagnostics.saturating_mul(MIN_DIAGNOSTIC_JSON));
+    if floor > limits.max_manifest_bytes {
+        return Err(limit_err(format!(
+            "input has {paths} changed paths, {diffstat} diffstat rows, {checks} checks and {diagnostics} diagnostic summaries: at least {floor} bytes of manifest, over maxManifestBytes ({})",
+            limits.max_manifest_bytes
+        )));
+    }
+    Ok(())
+}
+
+fn safe_u64(n: u64, path: impl FnOnce() -> String) -> Result<u64> {
+    if n > MAX_SAFE_INTEGER {
+        return Err(input_err(format!(
+            "{} must be at most 2^53 - 1 (a safe integer)",
+            path()
+        )));
+    }
+    Ok(n)
+}
+
+/// Semantic checks, caps, normalization and digest, shared by both readers.
+fn finish(d: Draft<'_>, now: impl FnOnce() -> String) -> Result<ManifestOutput> {
+    let limits = d.limits;
+    counts_fit(
+        &limits,
+        d.changed_paths.len(),
+        d.diffstat.len(),
+        d.checks.len(),
+        d.diagnostics.len(),
+    )?;
+    check_ident(d.thread_id, "input.threadId")?;
+    check_ident(d.artifact_id, "input.artifactId")?;
+    check_ident(d.repository_id, "input.identity.repositoryId")?;
+    if !is_hex64(d.remote_fingerprint) {
+        return Err(input_err(
+            "input.identity.remoteFingerprint must be 64 lowercase hex digits (a SHA-256)".into(),
+        ));
+    }
+    check_ident(d.default_branch, "input.identity.defaultBranch")?;
+    if let Some(p) = d.worktree_path {
+        check_rel_path(p, "input.identity.worktreePath")?;
+    }
+    check_ident(d.base, "input.base")?;
+    check_ident(d.head, "input.head")?;
+    check_kind(d.kind, "input.patch.kind")?;
+    check_uri(d.uri, "input.patch.uri", URI_BYTES)?;
+    if !is_hex64(d.sha256) {
+        return Err(input_err(
+            "input.patch.sha256 must be 64 lowercase hex digits (a SHA-256)".into(),
+        ));
+    }
+    let bytes = safe_u64(d.bytes, || "input.patch.bytes".into())?;
+    if let Some(id) = d.review_id {
+        check_ident(id, "input.reviewId")?;
+    }
+    if let Some(t) = d.created_at {
+        if !is_iso_utc(t) {
+            return Err(input_err(
+                "input.createdAt must be an ISO-8601 UTC timestamp (YYYY-MM-DDTHH:MM:SS[.fff]Z)"
+                    .into(),
+            ));
+        }
+    }
+    if let Some(t) = d.title {
+        check_ident(t, "input.title")?;
+    }
+
+    let mut budget = Budget {
+        used: 0,
+        max: limits.max_manifest_bytes,
+    };
+    budget.charge(
+        d.thread_id.len()
+            + d.artifact_id.len()
+            + d.base.len()
+            + d.head.len()
+            + d.repository_id.len()
+            + d.default_branch.len()
+            + d.worktree_path.map_or(0, str::len)
+            + d.uri.len()
+            + d.kind.len()
+            + 64 * 3,
+        "the identity and patch fields",
+    )?;
+
+    let mut changed_paths: Vec<String> = Vec::with_capacity(d.changed_paths.len());
+    for (i, p) in d.changed_paths.iter().enumerate() {
+        if check_rel_path(p, "").is_err() {
+            // Re-run with the element's name for the message (only on the error path).
+            check_rel_path(p, &elem_path("input.changedPaths", i))?;
+        }
+        budget.charge(p.len() + 3, "input.changedPaths")?;
+        changed_paths.push((*p).to_string());
+    }
+    changed_paths.sort_unstable();
+    changed_paths.dedup();
+
+    let mut diffstat = Vec::with_capacity(d.diffstat.len());
+    for (i, (file, additions, deletions)) in d.diffstat.iter().enumerate() {
+        if check_rel_path(file, "").is_err() {
+            check_rel_path(file, &format!("{}.file", elem_path("input.diffstat", i)))?;
+        }
+        let additions = safe_u64(*additions, || {
+            format!("{}.additions", elem_path("input.diffstat", i))
+        })?;
+        let deletions = safe_u64(*deletions, || {
+            format!("{}.deletions", elem_path("input.diffstat", i))
+        })?;
+        budget.charge(file.len() + 36, "input.diffstat")?;
+        diffstat.push(DiffstatEntry {
+            additions,
+            deletions,
+            file: (*file).to_string(),
+        });
+    }
+    diffstat.sort_unstable_by(|a, b| a.file.cmp(&b.file));
+    refuse_duplicate(
+        diffstat.iter().map(|e| e.file.as_str()),
+        "input.diffstat",
+        "one row per file",
+    )?;
+
+    let mut checks = Vec::with_capacity(d.checks.len());
+    for (i, (name, exit_code, summary)) in d.checks.iter().enumerate() {
+        if check_ident(name, "").is_err() {
+            check_ident(name, &format!("{}.name", elem_path("input.checks", i)))?;
+        }
+        if exit_code.unsigned_abs() > MAX_SAFE_INTEGER {
+            return Err(input_err(format!(
+                "{}.exitCode must be a safe integer",
+                elem_path("input.checks", i)
+            )));
+        }
+        let summary = match summary {
+            None => None,
+            Some(s) => {
+                if s.len() > CHECK_SUMMARY_BYTES {
+                    return Err(limit_err(format!(
+                        "{}.summary is {} bytes; the cap is {CHECK_SUMMARY_BYTES} bytes per check summary",
+                        elem_path("input.checks", i),
+                        s.len()
+                    )));
+                }
+                Some(strip_controls(s)).filter(|c| !c.is_empty())
+            }
+        };
+        budget.charge(
+            name.len() + summary.as_ref().map_or(0, String::len) + 24,
+            "input.checks",
+        )?;
+        checks.push(CheckSummary {
+            exit_code: *exit_code,
+            name: (*name).to_string(),
+            summary,
+        });
+    }
+    checks.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+    refuse_duplicate(
+        checks.iter().map(|c| c.name.as_str()),
+        "input.checks",
+        "one entry per check name",
+    )?;
+
+    let mut diagnostics = Vec::with_capacity(d.diagnostics.len());
+    for (i, g) in d.diagnostics.iter().enumerate() {
+        let at = || elem_path("input.diagnostics", i);
+        if check_rel_path(g.file, "").is_err() {
+            check_rel_path(g.file, &format!("{}.file", at()))?;
+        }
+        let errors = safe_u64(g.errors, || format!("{}.errors", at()))?;
+        let warnings = safe_u64(g.warnings, || format!("{}.warnings", at()))?;
+        let information = safe_u64(g.information, || format!("{}.information", at()))?;
+        let hints = safe_u64(g.hints, || format!("{}.hints", at()))?;
+        budget.charge(g.file.len() + 58, "input.diagnostics")?;
+        diagnostics.push(DiagnosticSummary {
+            errors,
+            file: g.file.to_string(),
+            hints,
+            information,
+            warnings,
+        });
+    }
+    diagnostics.sort_unstable_by(|a, b| a.file.cmp(&b.file));
+    refuse_duplicate(
+        diagnostics.iter().map(|g| g.file.as_str()),
+        "input.diagnostics",
+        "one summary per file",
+    )?;
+
+    let content = ManifestContent {
+        artifact_id: d.artifact_id.to_string(),
+        base: d.base.to_string(),
+        changed_paths,
+        checks,
+        diagnostics,
+        diffstat,
+        head: d.head.to_string(),
+        identity: RepositoryIdentity {
+            default_branch: d.default_branch.to_string(),
+            remote_fingerprint: d.remote_fingerprint.to_string(),
+            repository_id: d.repository_id.to_string(),
+            worktree_path: d.worktree_path.map(str::to_string),
+        },
+        patch: PatchRef {
+            bytes,
+            kind: d.kind.to_string(),
+            sha256: d.sha256.to_string(),
+            uri: d.uri.to_string(),
+        },
+        thread_id: d.thread_id.to_string(),
+    };
+    let canonical = content.canonical_json()?;
+    let digest = json::sha256_hex(&canonical);
+    let review_id = match d.review_id {
+        Some(id) => id.to_string(),
+        None => format!("review-{}", digest.get(..24).unwrap_or(&digest)),
+    };
+    let created_at = d.created_at.map_or_else(now, str::to_string);
+
+    // The manifest text: the four unbound members, then the canonical content members.
+    let body = canonical.get(1..).unwrap_or_default();
+    let mut review_json = String::with_capacity(canonical.len() + review_id.len() + 160);
+    review_json.push_str("{\"reviewId\":");
+    review_json.push_str(&json_string(&review_id)?);
+    review_json.push_str(",\"createdAt\":");
+    review_json.push_str(&json_string(&created_at)?);
+    review_json.push_str(",\"state\":\"pending\",\"digest\":\"");
+    review_json.push_str(&digest);
+    review_json.push_str("\",");
+    review_json.push_str(
+        std::str::from_utf8(body)
+            .map_err(|e| PrismError::internal(format!("manifest JSON is not UTF-8: {e}")))?,
+    );
+    if review_json.len() > limits.max_manifest_bytes {
+        return Err(limit_err(format!(
+            "the manifest is {} bytes of JSON; maxManifestBytes is {}",
+            review_json.len(),
+            limits.max_manifest_bytes
+        )));
+    }
+
+    let artifact_input = ArtifactInputHead {
+        thread_id: content.thread_id.clone(),
+        id: content.artifact_id.clone(),
+        uri: content.patch.uri.clone(),
+        mime: format!("application/x-{}", content.patch.kind),
+        hash: content.patch.sha256.clone(),
+        size: content.patch.bytes,
+        title: d.title.map(str::to_string),
+    };
+    let review = ReviewManifest {
+        review_id,
+        created_at,
+        state: "pending",
+        digest,
+        content,
+    };
+    Ok(ManifestOutput {
+        review,
+        review_json,
+        artifact_input,
+    })
+}
+
+fn json_string(s: &str) -> Result<String> {
+    serde_json::to_string(s)
+        .map_err(|e| PrismError::internal(format!("serialising a string failed: {e}")))
+}
+
+/// `sorted` must be sorted; refuse the first value that repeats.
+fn refuse_duplicate<'a>(
+    sorted: impl Iterator<Item = &'a str>,
+    path: &str,
+    rule: &str,
+) -> Result<()> {
+    let mut prev: Option<&str> = None;
+    for cur in sorted {
+        if prev == Some(cur) {
+            return Err(input_err(format!(
+                "{path} lists {cur:?} more than once ({rule})"
+            )));
+        }
+        prev = Some(cur);
+    }
+    Ok(())
+}
+
+// ---------- the named reader (over a parsed Value) ----------
+
+fn read_value(input: &Value) -> Result<Draft<'_>> {
     let f = Fields::new(input, "input", input_err)?;
     deny_unknown(&f, TOP_FIELDS)?;
     let limits = ReviewLimits::read(f.opt_object("limits")?.as_ref())?;
 
-    let thread_id = ident(&f, "threadId")?;
-    let artifact_id = ident(&f, "artifactId")?;
-    let identity = read_identity(&f.object_field("identity")?)?;
-    let base = ident(&f, "base")?;
-    let head = ident(&f, "head")?;
-    let patch = read_patch(&f.object_field("patch")?)?;
-    let review_id = opt_ident(&f, "reviewId")?;
-    let created_at = match f.opt_str("createdAt")? {
-        None => None,
-        Some(s) if is_iso_utc(s) => Some(s.to_string()),
-        Some(_) => {
-            return Err(f.fail(
-                "createdAt",
-                "must be an ISO-8601 UTC timestamp (YYYY-MM-DDTHH:MM:SS[.fff]Z)",
-            ))
-        }
-    };
-    let title = opt_ident(&f, "title")?;
+    let thread_id = f.str("threadId")?;
+    let artifact_id = f.str("artifactId")?;
+    let identity = f.object_field("identity")?;
+    deny_unknown(
+        &identity,
+        &[
+            "repositoryId",
+            "remoteFingerprint",
+            "defaultBranch",
+            "worktreePath",
+        ],
+    )?;
+    let repository_id = identity.str("repositoryId")?;
+    let remote_fingerprint = identity.str("remoteFingerprint")?;
+    let default_branch = identity.str("defaultBranch")?;
+    let worktree_path = identity.opt_str("worktreePath")?;
+    let base = f.str("base")?;
+    let head = f.str("head")?;
+    let patch = f.object_field("patch")?;
+    deny_unknown(&patch, &["kind", "uri", "sha256", "bytes"])?;
+    let kind = patch.str("kind")?;
+    let uri = patch.str("uri")?;
+    let sha256 = patch.str("sha256")?;
+    let bytes = patch.u64("bytes")?;
+    let review_id = f.opt_str("reviewId")?;
+    let created_at = f.opt_str("createdAt")?;
+    let title = f.opt_str("title")?;
 
     let changed = f.opt_array("changedPaths")?.ok_or_else(|| {
         f.fail(
@@ -248,286 +673,342 @@ pub fn create_manifest(input: &Value, now: impl FnOnce() -> String) -> Result<Ma
         .opt_array("diagnostics")?
         .map(Vec::as_slice)
         .unwrap_or(&[]);
-
-    // Counts first: nothing is built for an input that cannot fit.
-    if diagnostics.len() > limits.max_diagnostic_summaries {
-        return Err(limit_err(format!(
-            "input.diagnostics has {} summaries; maxDiagnosticSummaries is {}",
-            diagnostics.len(),
-            limits.max_diagnostic_summaries
-        )));
-    }
-    let floor = changed
-        .len()
-        .saturating_mul(MIN_PATH_JSON)
-        .saturating_add(diffstat.len().saturating_mul(MIN_DIFFSTAT_JSON))
-        .saturating_add(checks.len().saturating_mul(MIN_CHECK_JSON))
-        .saturating_add(diagnostics.len().saturating_mul(MIN_DIAGNOSTIC_JSON));
-    if floor > limits.max_manifest_bytes {
-        return Err(limit_err(format!(
-            "input has {} changed paths, {} diffstat rows, {} checks and {} diagnostic summaries: at least {floor} bytes of manifest, over maxManifestBytes ({})",
-            changed.len(),
-            diffstat.len(),
-            checks.len(),
-            diagnostics.len(),
-            limits.max_manifest_bytes
-        )));
-    }
-
-    let mut budget = Budget {
-        used: 0,
-        max: limits.max_manifest_bytes,
-    };
-    budget.charge(
-        thread_id.len()
-            + artifact_id.len()
-            + base.len()
-            + head.len()
-            + identity.repository_id.len()
-            + identity.default_branch.len()
-            + identity.worktree_path.as_ref().map_or(0, String::len)
-            + patch.uri.len()
-            + patch.kind.len()
-            + 64 * 3,
-        "the identity and patch fields",
+    // Counts first: no entry is read for an input that cannot fit.
+    counts_fit(
+        &limits,
+        changed.len(),
+        diffstat.len(),
+        checks.len(),
+        diagnostics.len(),
     )?;
 
-    let changed_paths = read_changed_paths(changed, &mut budget)?;
-    let diffstat = read_diffstat(diffstat, &mut budget)?;
-    let checks = read_checks(checks, &mut budget)?;
-    let diagnostics = read_diagnostics(diagnostics, &mut budget)?;
-
-    let content = ManifestContent {
+    let mut changed_paths = Vec::with_capacity(changed.len());
+    for (i, v) in changed.iter().enumerate() {
+        match v {
+            Value::String(s) => changed_paths.push(s.as_str()),
+            other => {
+                return Err(input_err(format!(
+                    "{} must be a string, got {}",
+                    elem_path("input.changedPaths", i),
+                    type_name(other)
+                )))
+            }
+        }
+    }
+    let mut rows = Vec::with_capacity(diffstat.len());
+    for (i, v) in diffstat.iter().enumerate() {
+        let e = Fields::new(v, &elem_path("input.diffstat", i), input_err)?;
+        deny_unknown(&e, &["file", "additions", "deletions"])?;
+        rows.push((e.str("file")?, e.u64("additions")?, e.u64("deletions")?));
+    }
+    let mut check_rows = Vec::with_capacity(checks.len());
+    for (i, v) in checks.iter().enumerate() {
+        let e = Fields::new(v, &elem_path("input.checks", i), input_err)?;
+        deny_unknown(&e, &["name", "exitCode", "summary"])?;
+        let name = e.str("name")?;
+        let exit_code = match e.get("exitCode") {
+            None => return Err(e.fail("exitCode", "is required (an integer)")),
+            Some(v) => as_i64(v).ok_or_else(|| e.fail("exitCode", "must be an integer"))?,
+        };
+        check_rows.push((name, exit_code, e.opt_str("summary")?));
+    }
+    let mut diag_rows = Vec::with_capacity(diagnostics.len());
+    for (i, v) in diagnostics.iter().enumerate() {
+        let e = Fields::new(v, &elem_path("input.diagnostics", i), input_err)?;
+        deny_unknown(&e, &["file", "errors", "warnings", "information", "hints"])?;
+        diag_rows.push(DraftDiagnostic {
+            file: e.str("file")?,
+            errors: e.u64("errors")?,
+            warnings: e.u64("warnings")?,
+            information: e.opt_u64("information")?.unwrap_or(0),
+            hints: e.opt_u64("hints")?.unwrap_or(0),
+        });
+    }
+    Ok(Draft {
+        limits,
         thread_id,
         artifact_id,
-        identity,
-        base,
-        head,
-        patch,
-        changed_paths,
-        diffstat,
-        checks,
-        diagnostics,
-    };
-    let digest = content.digest()?;
-    let review_id = match review_id {
-        Some(id) => id,
-        None => format!("review-{}", digest.get(..24).unwrap_or(&digest)),
-    };
-    let created_at = created_at.unwrap_or_else(now);
-    let artifact_input = ArtifactInputHead {
-        thread_id: content.thread_id.clone(),
-        id: content.artifact_id.clone(),
-        uri: content.patch.uri.clone(),
-        mime: format!("application/x-{}", content.patch.kind),
-        hash: content.patch.sha256.clone(),
-        size: content.patch.bytes,
-        title,
-    };
-    let review = ReviewManifest {
-        review_id,
-        created_at,
-        state: "pending",
-        digest,
-        content,
-    };
-    let review_json = serde_json::to_string(&review)
-        .map_err(|e| PrismError::internal(format!("serialising the manifest failed: {e}")))?;
-    if review_json.len() > limits.max_manifest_bytes {
-        return Err(limit_err(format!(
-            "the manifest is {} bytes of JSON; maxManifestBytes is {}",
-            review_json.len(),
-            limits.max_manifest_bytes
-        )));
-    }
-    Ok(ManifestOutput {
-        review,
-        review_json,
-        artifact_input,
-    })
-}
-
-fn read_identity(f: &Fields<'_>) -> Result<RepositoryIdentity> {
-    deny_unknown(
-        f,
-        &[
-            "repositoryId",
-            "remoteFingerprint",
-            "defaultBranch",
-            "worktreePath",
-        ],
-    )?;
-    let repository_id = ident(f, "repositoryId")?;
-    let remote_fingerprint = hex64(f, "remoteFingerprint")?;
-    let default_branch = ident(f, "defaultBranch")?;
-    let worktree_path = match f.opt_str("worktreePath")? {
-        None => None,
-        Some(p) => {
-            check_rel_path(p, &f.path("worktreePath"))?;
-            Some(p.to_string())
-        }
-    };
-    Ok(RepositoryIdentity {
         repository_id,
         remote_fingerprint,
         default_branch,
         worktree_path,
-    })
-}
-
-fn read_patch(f: &Fields<'_>) -> Result<PatchRef> {
-    deny_unknown(f, &["kind", "uri", "sha256", "bytes"])?;
-    let kind = f.str("kind")?;
-    check_kind(kind, &f.path("kind"))?;
-    let uri = f.str("uri")?;
-    check_uri(uri, &f.path("uri"), URI_BYTES)?;
-    let sha256 = hex64(f, "sha256")?;
-    let bytes = f.u64("bytes")?;
-    Ok(PatchRef {
-        kind: kind.to_string(),
-        uri: uri.to_string(),
+        base,
+        head,
+        kind,
+        uri,
         sha256,
         bytes,
+        review_id,
+        created_at,
+        title,
+        changed_paths,
+        diffstat: rows,
+        checks: check_rows,
+        diagnostics: diag_rows,
     })
 }
 
-fn read_changed_paths(items: &[Value], budget: &mut Budget) -> Result<Vec<String>> {
-    let mut out: Vec<String> = Vec::with_capacity(items.len());
-    for (i, v) in items.iter().enumerate() {
-        let s = match v {
-            Value::String(s) => s.as_str(),
-            _ => as_str(v, &elem_path("input.changedPaths", i))?,
-        };
-        if let Err(e) = check_rel_path(s, "") {
-            return Err(input_err(format!(
-                "{}{}",
-                elem_path("input.changedPaths", i),
-                e.message
-            )));
-        }
-        budget.charge(s.len() + 3, "input.changedPaths")?;
-        out.push(s.to_string());
-    }
-    out.sort_unstable();
-    out.dedup();
-    Ok(out)
-}
+// ---------- the typed fast path ----------
 
-fn read_diffstat(items: &[Value], budget: &mut Budget) -> Result<Vec<DiffstatEntry>> {
-    let mut out = Vec::with_capacity(items.len());
-    for (i, v) in items.iter().enumerate() {
-        let path = elem_path("input.diffstat", i);
-        let f = Fields::new(v, &path, input_err)?;
-        deny_unknown(&f, &["file", "additions", "deletions"])?;
-        let file = f.str("file")?;
-        check_rel_path(file, &f.path("file"))?;
-        let additions = f.u64("additions")?;
-        let deletions = f.u64("deletions")?;
-        budget.charge(file.len() + 36, "input.diffstat")?;
-        out.push(DiffstatEntry {
-            file: file.to_string(),
-            additions,
-            deletions,
-        });
-    }
-    out.sort_unstable_by(|a, b| a.file.cmp(&b.file));
-    if let Some(w) = out
-        .windows(2)
-        .find(|w| w.first().map(|a| &a.file) == w.get(1).map(|b| &b.file))
-    {
-        let file = w.first().map(|a| a.file.as_str()).unwrap_or("");
-        return Err(input_err(format!(
-            "input.diffstat lists {file:?} more than once (one row per file)"
-        )));
-    }
-    Ok(out)
-}
+/// A JSON string, borrowed from the input text when it holds no escapes.
+struct Text<'a>(Cow<'a, str>);
 
-fn read_checks(items: &[Value], budget: &mut Budget) -> Result<Vec<CheckSummary>> {
-    let mut out = Vec::with_capacity(items.len());
-    for (i, v) in items.iter().enumerate() {
-        let path = elem_path("input.checks", i);
-        let f = Fields::new(v, &path, input_err)?;
-        deny_unknown(&f, &["name", "exitCode", "summary"])?;
-        let name = f.str("name")?;
-        check_ident(name, &f.path("name"))?;
-        let exit_code = match f.get("exitCode") {
-            None => return Err(f.fail("exitCode", "is required (an integer)")),
-            Some(v) => as_i64(v).ok_or_else(|| f.fail("exitCode", "must be an integer"))?,
-        };
-        let summary = match f.opt_str("summary")? {
-            None => None,
-            Some(s) => {
-                if s.len() > CHECK_SUMMARY_BYTES {
-                    return Err(limit_err(format!(
-                        "{} is {} bytes; the cap is {CHECK_SUMMARY_BYTES} bytes per check summary",
-                        f.path("summary"),
-                        s.len()
-                    )));
-                }
-                let clean = strip_controls(s);
-                if clean.is_empty() {
-                    None
-                } else {
-                    Some(clean)
-                }
+impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Text<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string")
             }
-        };
-        budget.charge(
-            name.len() + summary.as_ref().map_or(0, String::len) + 24,
-            "input.checks",
-        )?;
-        out.push(CheckSummary {
-            name: name.to_string(),
-            exit_code,
-            summary,
-        });
+            fn visit_borrowed_str<E>(self, v: &'de str) -> std::result::Result<Self::Value, E> {
+                Ok(Text(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> std::result::Result<Self::Value, E> {
+                Ok(Text(Cow::Owned(v.to_string())))
+            }
+            fn visit_string<E>(self, v: String) -> std::result::Result<Self::Value, E> {
+                Ok(Text(Cow::Owned(v)))
+            }
+        }
+        d.deserialize_str(V)
     }
-    out.sort_unstable_by(|a, b| a.name.cmp(&b.name));
-    if let Some(w) = out
-        .windows(2)
-        .find(|w| w.first().map(|a| &a.name) == w.get(1).map(|b| &b.name))
-    {
-        let name = w.first().map(|a| a.name.as_str()).unwrap_or("");
-        return Err(input_err(format!(
-            "input.checks lists {name:?} more than once (one entry per check name)"
-        )));
-    }
-    Ok(out)
 }
 
-fn read_diagnostics(items: &[Value], budget: &mut Budget) -> Result<Vec<DiagnosticSummary>> {
-    let mut out = Vec::with_capacity(items.len());
-    for (i, v) in items.iter().enumerate() {
-        let path = elem_path("input.diagnostics", i);
-        let f = Fields::new(v, &path, input_err)?;
-        deny_unknown(&f, &["file", "errors", "warnings", "information", "hints"])?;
-        let file = f.str("file")?;
-        check_rel_path(file, &f.path("file"))?;
-        let errors = f.u64("errors")?;
-        let warnings = f.u64("warnings")?;
-        let information = f.opt_u64("information")?.unwrap_or(0);
-        let hints = f.opt_u64("hints")?.unwrap_or(0);
-        budget.charge(file.len() + 58, "input.diagnostics")?;
-        out.push(DiagnosticSummary {
-            file: file.to_string(),
-            errors,
-            warnings,
-            information,
-            hints,
-        });
+/// A deserializer that reads a struct from a JSON object only. serde's derived structs also
+/// accept a JSON array (members by position); the named reader refuses that, so the fast path
+/// must too.
+struct MapOnly<D>(D);
+
+impl<'de, D: Deserializer<'de>> Deserializer<'de> for MapOnly<D> {
+    type Error = D::Error;
+    fn deserialize_any<V: Visitor<'de>>(self, v: V) -> std::result::Result<V::Value, D::Error> {
+        self.0.deserialize_any(v)
     }
-    out.sort_unstable_by(|a, b| a.file.cmp(&b.file));
-    if let Some(w) = out
-        .windows(2)
-        .find(|w| w.first().map(|a| &a.file) == w.get(1).map(|b| &b.file))
-    {
-        let file = w.first().map(|a| a.file.as_str()).unwrap_or("");
-        return Err(input_err(format!(
-            "input.diagnostics lists {file:?} more than once (one summary per file)"
-        )));
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _fields: &'static [&'static str],
+        v: V,
+    ) -> std::result::Result<V::Value, D::Error> {
+        self.0.deserialize_map(v)
     }
-    Ok(out)
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        option unit unit_struct newtype_struct seq tuple tuple_struct map enum identifier
+        ignored_any
+    }
+}
+
+/// `T` read through [`MapOnly`].
+struct Obj<T>(T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Obj<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        T::deserialize(MapOnly(d)).map(Obj)
+    }
+}
+
+/// A nested object member (never an array).
+fn object<'de, D, T>(d: D) -> std::result::Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    T::deserialize(MapOnly(d))
+}
+
+/// A present member must not be `null` (the named reader refuses `null` too); objects only.
+fn present<'de, D, T>(d: D) -> std::result::Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    T::deserialize(MapOnly(d)).map(Some)
+}
+
+/// A sequence of at most `MAX` entries; reading stops (with an error) at entry `MAX + 1`.
+fn bounded<'de, D, T, const MAX: usize>(d: D) -> std::result::Result<Vec<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    struct V<T, const MAX: usize>(std::marker::PhantomData<T>);
+    impl<'de, T: Deserialize<'de>, const MAX: usize> Visitor<'de> for V<T, MAX> {
+        type Value = Vec<T>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "an array of at most {MAX} entries")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Vec<T>, A::Error> {
+            let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(MAX));
+            while let Some(Obj(item)) = seq.next_element::<Obj<T>>()? {
+                if out.len() == MAX {
+                    return Err(serde::de::Error::custom("too many entries"));
+                }
+                out.push(item);
+            }
+            Ok(out)
+        }
+    }
+    d.deserialize_seq(V::<T, MAX>(std::marker::PhantomData))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct RawIdentity<'a> {
+    #[serde(borrow)]
+    repository_id: Text<'a>,
+    #[serde(borrow)]
+    remote_fingerprint: Text<'a>,
+    #[serde(borrow)]
+    default_branch: Text<'a>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    worktree_path: Option<Text<'a>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct RawPatch<'a> {
+    #[serde(borrow)]
+    kind: Text<'a>,
+    #[serde(borrow)]
+    uri: Text<'a>,
+    #[serde(borrow)]
+    sha256: Text<'a>,
+    bytes: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct RawDiffstat<'a> {
+    #[serde(borrow)]
+    file: Text<'a>,
+    additions: u64,
+    deletions: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct RawCheck<'a> {
+    #[serde(borrow)]
+    name: Text<'a>,
+    exit_code: i64,
+    #[serde(borrow, default, deserialize_with = "present")]
+    summary: Option<Text<'a>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct RawDiagnostic<'a> {
+    #[serde(borrow)]
+    file: Text<'a>,
+    errors: u64,
+    warnings: u64,
+    #[serde(default, deserialize_with = "present")]
+    information: Option<u64>,
+    #[serde(default, deserialize_with = "present")]
+    hints: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct RawLimits {
+    #[serde(default, deserialize_with = "present")]
+    max_review_revisions: Option<u64>,
+    #[serde(default, deserialize_with = "present")]
+    max_diagnostic_summaries: Option<u64>,
+    #[serde(default, deserialize_with = "present")]
+    max_manifest_bytes: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(super) struct RawInput<'a> {
+    #[serde(borrow)]
+    thread_id: Text<'a>,
+    #[serde(borrow)]
+    artifact_id: Text<'a>,
+    #[serde(borrow, deserialize_with = "object")]
+    identity: RawIdentity<'a>,
+    #[serde(borrow)]
+    base: Text<'a>,
+    #[serde(borrow)]
+    head: Text<'a>,
+    #[serde(borrow, deserialize_with = "object")]
+    patch: RawPatch<'a>,
+    #[serde(borrow, deserialize_with = "bounded::<_, _, HARD_PATHS>")]
+    changed_paths: Vec<Text<'a>>,
+    #[serde(borrow, deserialize_with = "bounded::<_, _, HARD_DIFFSTAT>")]
+    diffstat: Vec<RawDiffstat<'a>>,
+    #[serde(borrow, default, deserialize_with = "bounded::<_, _, HARD_CHECKS>")]
+    checks: Vec<RawCheck<'a>>,
+    #[serde(
+        borrow,
+        default,
+        deserialize_with = "bounded::<_, _, HARD_DIAGNOSTICS>"
+    )]
+    diagnostics: Vec<RawDiagnostic<'a>>,
+    #[serde(default, deserialize_with = "present")]
+    limits: Option<RawLimits>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    review_id: Option<Text<'a>>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    created_at: Option<Text<'a>>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    title: Option<Text<'a>>,
+}
+
+impl RawInput<'_> {
+    fn draft(&self) -> Result<Draft<'_>> {
+        let limits = match &self.limits {
+            None => ReviewLimits::DEFAULT,
+            Some(l) => ReviewLimits::from_numbers(
+                l.max_review_revisions,
+                l.max_diagnostic_summaries,
+                l.max_manifest_bytes,
+            )?,
+        };
+        Ok(Draft {
+            limits,
+            thread_id: &self.thread_id.0,
+            artifact_id: &self.artifact_id.0,
+            repository_id: &self.identity.repository_id.0,
+            remote_fingerprint: &self.identity.remote_fingerprint.0,
+            default_branch: &self.identity.default_branch.0,
+            worktree_path: self.identity.worktree_path.as_ref().map(|x| &*x.0),
+            base: &self.base.0,
+            head: &self.head.0,
+            kind: &self.patch.kind.0,
+            uri: &self.patch.uri.0,
+            sha256: &self.patch.sha256.0,
+            bytes: self.patch.bytes,
+            review_id: self.review_id.as_ref().map(|x| &*x.0),
+            created_at: self.created_at.as_ref().map(|x| &*x.0),
+            title: self.title.as_ref().map(|x| &*x.0),
+            changed_paths: self.changed_paths.iter().map(|x| &*x.0).collect(),
+            diffstat: self
+                .diffstat
+                .iter()
+                .map(|r| (&*r.file.0, r.additions, r.deletions))
+                .collect(),
+            checks: self
+                .checks
+                .iter()
+                .map(|c| (&*c.name.0, c.exit_code, c.summary.as_ref().map(|s| &*s.0)))
+                .collect(),
+            diagnostics: self
+                .diagnostics
+                .iter()
+                .map(|g| DraftDiagnostic {
+                    file: &g.file.0,
+                    errors: g.errors,
+                    warnings: g.warnings,
+                    information: g.information.unwrap_or(0),
+                    hints: g.hints.unwrap_or(0),
+                })
+                .collect(),
+        })
+    }
 }
 
 /// The four members the digest does not bind.

@@ -25,8 +25,13 @@ fn input() -> Value {
     })
 }
 
+/// Both readers (the named one over a Value, and the typed fast path over the text) must
+/// agree on every input, in result and in error.
 fn make(v: &Value) -> Result<ManifestOutput, crate::PrismError> {
-    create_manifest(v, || NOW.to_string())
+    let named = create_manifest(v, || NOW.to_string());
+    let fast = create_manifest_text(&v.to_string(), || NOW.to_string());
+    assert_eq!(named, fast, "the two readers disagree on {v}");
+    named
 }
 
 fn review_value(v: &Value) -> Value {
@@ -107,6 +112,89 @@ fn digest_is_api_notes_formula() {
     ), "{canon}");
     assert_eq!(crate::json::sha256_hex(canon.as_bytes()), d);
     assert_eq!(digest_of_manifest_value(v.as_object().unwrap()), d);
+}
+
+#[test]
+fn compact_json_of_the_content_is_its_canonical_json() {
+    let mut i = input();
+    i["checks"] = json!([
+        { "name": "b\"q\\uote", "exitCode": -3, "summary": "tab\there\nnew \u{2028} \u{e9}\u{1f600} \"x\" \\ </script>" },
+        { "name": "\u{ff61}", "exitCode": 9007199254740991i64 }
+    ]);
+    i["changedPaths"] = json!(["z/\u{e9}", "a/\u{1f600}.ts", "A/b", "src/\u{ff61}"]);
+    i["identity"]["worktreePath"] = json!("wt/\u{e9}t\u{e9}");
+    i["patch"]["bytes"] = json!(9007199254740991u64);
+    let out = make(&i).unwrap();
+    let content = &out.review.content;
+    assert_eq!(
+        String::from_utf8(content.canonical_json().unwrap()).unwrap(),
+        serde_json_canonicalizer::to_string(content).unwrap()
+    );
+    // The returned text starts with the four unbound members, then the content members.
+    let v: Value = serde_json::from_str(&out.review_json).unwrap();
+    let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(&keys[..4], &["reviewId", "createdAt", "state", "digest"]);
+    assert_eq!(
+        digest_of_manifest_value(v.as_object().unwrap()),
+        out.review.digest
+    );
+    assert_eq!(v, serde_json::to_value(&out.review).unwrap());
+}
+
+#[test]
+fn fast_path_reads_ordinary_input() {
+    // Guards the benchmark: ordinary input must not fall back to the named reader.
+    assert!(super::manifest::read_fast(&input().to_string()).is_ok());
+    let mut i = input();
+    i["limits"] = json!({ "maxManifestBytes": 100000 });
+    i["reviewId"] = json!("r-1");
+    i["identity"]["worktreePath"] = json!("wt");
+    assert!(super::manifest::read_fast(&i.to_string()).is_ok());
+    // Arrays never stand in for objects, at any level.
+    for bad in [
+        json!([["t"]]),
+        {
+            let mut j = input();
+            j["patch"] = json!(["patch", "u", SHA, 1]);
+            j
+        },
+        {
+            let mut j = input();
+            j["diffstat"] = json!([["a", 1, 2]]);
+            j
+        },
+    ] {
+        assert!(
+            super::manifest::read_fast(&bad.to_string()).is_err(),
+            "{bad}"
+        );
+        assert_eq!(code(&make(&bad).unwrap_err()), INPUT);
+    }
+}
+
+#[test]
+fn numbers_must_be_safe_integers() {
+    for (path, value) in [
+        (&["patch", "bytes"][..], json!(9007199254740992u64)),
+        (
+            &["diffstat"],
+            json!([{ "file": "a", "additions": 9007199254740992u64, "deletions": 0 }]),
+        ),
+        (
+            &["diagnostics"],
+            json!([{ "file": "a", "errors": 0, "warnings": u64::MAX }]),
+        ),
+        (
+            &["checks"],
+            json!([{ "name": "a", "exitCode": -9007199254740992i64 }]),
+        ),
+    ] {
+        let mut i = input();
+        set(&mut i, path, value.clone());
+        let e = make(&i).unwrap_err();
+        assert_eq!(code(&e), INPUT, "{value}");
+        assert!(e.message.contains("safe integer"), "{}", e.message);
+    }
 }
 
 #[test]
@@ -1072,16 +1160,39 @@ proptest! {
     #[test]
     fn garbage_never_panics(v in arb_json()) {
         // Any JSON at all, in any position, is an Ok or a typed error, never a panic.
-        let _ = create_manifest(&v, now_iso);
+        let _ = make(&v);
         let mut i = input();
         i["patch"] = v.clone();
-        let _ = create_manifest(&i, now_iso);
+        let _ = make(&i);
         let mut i = input();
         i["diffstat"] = json!([v.clone()]);
-        let _ = create_manifest(&i, now_iso);
+        let _ = make(&i);
+        let mut i = input();
+        i["checks"] = json!([{ "name": "n", "exitCode": 0, "summary": v.clone() }]);
+        let _ = make(&i);
         let review = review_value(&input());
         let _ = assert_accepted(&json!({ "review": review, "artifact": v }));
         let _ = assert_accepted(&json!({ "review": v, "artifact": record_for(&review) }));
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn canonical_for_any_text(summary in "\\PC{0,40}", name in "[^\u{0}-\u{1f}]{1,12}", seg in "[^/\\\\\u{0}-\u{1f}\u{7f}-\u{9f}]{1,10}") {
+        prop_assume!(name.trim() != "" && !name.chars().any(char::is_control));
+        prop_assume!(seg != "." && seg != ".." && !seg.contains(':'));
+        let mut i = input();
+        i["checks"] = json!([{ "name": name, "exitCode": 1, "summary": summary }]);
+        i["changedPaths"] = json!([format!("d/{seg}")]);
+        let out = make(&i).unwrap();
+        prop_assert_eq!(
+            String::from_utf8(out.review.content.canonical_json().unwrap()).unwrap(),
+            serde_json_canonicalizer::to_string(&out.review.content).unwrap()
+        );
+        let v: Value = serde_json::from_str(&out.review_json).unwrap();
+        prop_assert_eq!(digest_of_manifest_value(v.as_object().unwrap()), out.review.digest);
     }
 }
 
@@ -1111,4 +1222,48 @@ fn arb_json() -> impl Strategy<Value = Value> {
             .prop_map(|m| Value::Object(m.into_iter().collect())),
         ]
     })
+}
+#[test]
+#[ignore]
+fn timing_op() {
+    let text = std::fs::read_to_string("/tmp/rv-big.json").unwrap();
+    let op = std::env::var("OP").unwrap();
+    let out = create_manifest_text(&text, now_iso).unwrap();
+    for _ in 0..200 {
+        match op.as_str() {
+            "none" => {}
+            "read" => {
+                let _ = super::manifest::read_fast(&text).unwrap();
+            }
+            "create" => {
+                let _ = create_manifest_text(&text, now_iso).unwrap();
+            }
+            "canonical" => {
+                let _ = out.review.content.canonical_json().unwrap();
+            }
+            "sha" => {
+                let _ = crate::json::sha256_hex(out.review_json.as_bytes());
+            }
+            "paths" => {
+                for p in &out.review.content.changed_paths {
+                    let _ = super::text::check_rel_path(p, "");
+                }
+                for p in &out.review.content.diffstat {
+                    let _ = super::text::check_rel_path(&p.file, "");
+                }
+            }
+            "sort" => {
+                let mut v: Vec<&str> = out
+                    .review
+                    .content
+                    .changed_paths
+                    .iter()
+                    .rev()
+                    .map(|s| s.as_str())
+                    .collect();
+                v.sort_unstable();
+            }
+            _ => panic!(),
+        }
+    }
 }

@@ -2,8 +2,7 @@
 //! paths, artifact URIs, hex digests, timestamps, and summary text cleaning.
 
 use crate::error::{PrismError, Result, ReviewCode};
-use crate::json::{type_name, Fields};
-use serde_json::Value;
+use crate::json::Fields;
 
 /// Longest identifier (thread, artifact, repository, branch, ref, check name, review id), in bytes.
 pub const IDENT_BYTES: usize = 1024;
@@ -51,24 +50,6 @@ fn display_key(key: &str) -> String {
     }
 }
 
-/// A required identifier: a string, not blank, at most [`IDENT_BYTES`], no control characters.
-pub(crate) fn ident(f: &Fields<'_>, name: &str) -> Result<String> {
-    let s = f.str(name)?;
-    check_ident(s, &f.path(name))?;
-    Ok(s.to_string())
-}
-
-/// An optional identifier (absent is `None`; present must be valid).
-pub(crate) fn opt_ident(f: &Fields<'_>, name: &str) -> Result<Option<String>> {
-    match f.opt_str(name)? {
-        None => Ok(None),
-        Some(s) => {
-            check_ident(s, &f.path(name))?;
-            Ok(Some(s.to_string()))
-        }
-    }
-}
-
 pub(crate) fn check_ident(s: &str, path: &str) -> Result<()> {
     if s.trim().is_empty() {
         return Err(input_err(format!("{path} must not be empty")));
@@ -100,19 +81,9 @@ pub(crate) fn check_rel_path(s: &str, path: &str) -> Result<()> {
             s.len()
         )));
     }
-    if s.chars().any(char::is_control) {
-        return Err(input_err(format!(
-            "{path} must not contain control characters"
-        )));
-    }
     if s.starts_with('/') {
         return Err(input_err(format!(
             "{path} must be workspace-relative, not absolute"
-        )));
-    }
-    if s.contains('\\') {
-        return Err(input_err(format!(
-            "{path} must use '/' separators (no backslash)"
         )));
     }
     if is_drive_prefixed(s) {
@@ -120,22 +91,43 @@ pub(crate) fn check_rel_path(s: &str, path: &str) -> Result<()> {
             "{path} must be workspace-relative, not a drive path"
         )));
     }
-    for seg in s.split('/') {
-        match seg {
-            "" => {
+    // One pass over the bytes: control characters (C0, DEL, and C1 as UTF-8 `C2 80..9F`),
+    // backslashes, and the segments between '/'.
+    let b = s.as_bytes();
+    let mut seg_start = 0;
+    for (i, &c) in b.iter().enumerate() {
+        match c {
+            0..=0x1f | 0x7f => return Err(control(path)),
+            0xc2 if matches!(b.get(i + 1), Some(0x80..=0x9f)) => return Err(control(path)),
+            b'\\' => {
                 return Err(input_err(format!(
-                    "{path} must not contain empty segments ('//' or a trailing '/')"
+                    "{path} must use '/' separators (no backslash)"
                 )))
             }
-            "." | ".." => {
-                return Err(input_err(format!(
-                    "{path} must not contain '.' or '..' segments"
-                )))
+            b'/' => {
+                check_segment(b.get(seg_start..i).unwrap_or_default(), path)?;
+                seg_start = i + 1;
             }
             _ => {}
         }
     }
-    Ok(())
+    check_segment(b.get(seg_start..).unwrap_or_default(), path)
+}
+
+fn control(path: &str) -> PrismError {
+    input_err(format!("{path} must not contain control characters"))
+}
+
+fn check_segment(seg: &[u8], path: &str) -> Result<()> {
+    match seg {
+        b"" => Err(input_err(format!(
+            "{path} must not contain empty segments ('//' or a trailing '/')"
+        ))),
+        b"." | b".." => Err(input_err(format!(
+            "{path} must not contain '.' or '..' segments"
+        ))),
+        _ => Ok(()),
+    }
 }
 
 fn is_drive_prefixed(s: &str) -> bool {
@@ -148,14 +140,6 @@ pub(crate) fn is_hex64(s: &str) -> bool {
     s.len() == 64
         && s.bytes()
             .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-}
-
-pub(crate) fn hex64(f: &Fields<'_>, name: &str) -> Result<String> {
-    let s = f.str(name)?;
-    if !is_hex64(s) {
-        return Err(f.fail(name, "must be 64 lowercase hex digits (a SHA-256)"));
-    }
-    Ok(s.to_string())
 }
 
 /// A patch kind becomes the MIME subtype `application/x-<kind>`: a lowercase token of
@@ -415,17 +399,6 @@ fn civil_from_days(days: u64) -> (u64, u64, u64) {
 /// A JSON array member by index, with a path for messages.
 pub(crate) fn elem_path(base: &str, i: usize) -> String {
     format!("{base}[{i}]")
-}
-
-/// `v` must be a string; names `path` otherwise.
-pub(crate) fn as_str<'a>(v: &'a Value, path: &str) -> Result<&'a str> {
-    match v {
-        Value::String(s) => Ok(s),
-        other => Err(input_err(format!(
-            "{path} must be a string, got {}",
-            type_name(other)
-        ))),
-    }
 }
 
 #[cfg(test)]

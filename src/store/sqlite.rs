@@ -640,7 +640,10 @@ mod tests {
             tokio::spawn(async move { p.close().await })
         };
         tokio::time::sleep(Duration::from_millis(50)).await;
-        assert!(!closer.is_finished(), "close waits for the admitted operation");
+        assert!(
+            !closer.is_finished(),
+            "close waits for the admitted operation"
+        );
         assert!(store.admit().is_err(), "no admission once close has begun");
         // The admitted operation still runs to completion.
         store.save(save("late", None)).await.unwrap();

@@ -585,7 +585,7 @@ async fn concurrent_reviewers_never_lose_or_duplicate_decisions() {
     for v in 1..=32u64 {
         let svc = svc.clone();
         tasks.push(tokio::spawn(async move {
-            let op = if v % 3 == 0 { "reject" } else { "approve" };
+            let op = if v.is_multiple_of(3) { "reject" } else { "approve" };
             let mut conflicts = 0;
             loop {
                 let q = json!({ "ownership": owner(), "threadId": "thread-1", "artifactId": "a", "version": v, "reviewer": format!("user:r{v}") });
@@ -614,7 +614,14 @@ async fn concurrent_reviewers_never_lose_or_duplicate_decisions() {
         let v = i as u64 + 1;
         assert_eq!(a["version"], v);
         assert_eq!(a["reviewer"], format!("user:r{v}"));
-        assert_eq!(a["state"], if v % 3 == 0 { "rejected" } else { "approved" });
+        assert_eq!(
+            a["state"],
+            if v.is_multiple_of(3) {
+                "rejected"
+            } else {
+                "approved"
+            }
+        );
     }
     assert_eq!(rec["lastValidatedVersion"], 32);
     assert!(conflicts > 0, "the test must actually race");

@@ -1,0 +1,117 @@
+// Artifact service: attach→revise→approve→get cycles on the memory and SQLite stores,
+// sequential and with 32 concurrent reviewers, with the p99 event-loop delay measured
+// alongside. Each workload is reported as a ratio to a floor measured in the same run on
+// the same store: one raw saveCheckpoint + loadCheckpoint pair (the least any cycle costs).
+import { performance, monitorEventLoopDelay } from 'node:perf_hooks'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createRequire } from 'node:module'
+import { fmt } from './util.mjs'
+
+const require = createRequire(import.meta.url)
+const prism = require('../index.js')
+
+const ownership = { tenantId: 'bench' }
+const REVIEWERS = 32
+
+async function cycle(svc, threadId, id) {
+  const rec = await svc.attach({ ownership, threadId, id, uri: `https://blob.example/${id}`, mime: 'text/markdown', hash: 'sha256:1' })
+  await svc.revise({ ownership, threadId, artifactId: rec.id, uri: `https://blob.example/${id}-v2`, hash: 'sha256:2' })
+  await svc.approve({ ownership, threadId, artifactId: rec.id, version: 2, reviewer: 'user:bench' })
+  await svc.get({ ownership, threadId, artifactId: rec.id })
+}
+
+async function measure(fn) {
+  const h = monitorEventLoopDelay({ resolution: 1 })
+  h.enable()
+  const t0 = performance.now()
+  const n = await fn()
+  const ms = performance.now() - t0
+  h.disable()
+  return { n, ms, p99: h.percentile(99) / 1e6, max: h.max / 1e6 }
+}
+
+async function floorPairs(store, n) {
+  return measure(async () => {
+    for (let i = 0; i < n; i++) {
+      const key = `floor:${i}`
+      await store.saveCheckpoint({ namespace: 'bench.floor', key, ownership, value: { i } })
+      await store.loadCheckpoint({ namespace: 'bench.floor', key, ownership })
+    }
+    return n
+  })
+}
+
+async function sequential(svc, n, tag) {
+  return measure(async () => {
+    for (let i = 0; i < n; i++) await cycle(svc, `seq-${tag}-${Math.floor(i / 50)}`, `s${i}`)
+    return n
+  })
+}
+
+async function concurrent(svc, perReviewer, tag) {
+  return measure(async () => {
+    await Promise.all(
+      Array.from({ length: REVIEWERS }, async (_, r) => {
+        // Threads of 50 artifacts keep every thread under the per-thread artifact cap.
+        for (let i = 0; i < perReviewer; i++) await cycle(svc, `rev-${tag}-${r}-${Math.floor(i / 50)}`, `c${i}`)
+      }),
+    )
+    return REVIEWERS * perReviewer
+  })
+}
+
+function report(name, floor, m) {
+  const perCycle = m.ms / m.n
+  const floorPer = floor.ms / floor.n
+  console.log(
+    `${name.padEnd(34)} ${fmt(m.n / (m.ms / 1000), 0).padStart(7)} cycles/s  ${fmt(perCycle, 3)} ms/cycle  ` +
+      `x${fmt(perCycle / floorPer, 1)} of floor (${fmt(floorPer, 3)} ms/save+load)  event-loop p99 ${fmt(m.p99, 2)} ms (max ${fmt(m.max, 1)})`,
+  )
+}
+
+async function idle(ms) {
+  return measure(async () => {
+    await new Promise((r) => setTimeout(r, ms))
+    return 1
+  })
+}
+
+export default async function main() {
+  const scale = Number(process.env.BENCH_SCALE ?? 1)
+  const quiet = await idle(1000)
+  console.log(`idle event loop (floor for the delay figures): p99 ${fmt(quiet.p99, 2)} ms (max ${fmt(quiet.max, 1)})`)
+  const dir = mkdtempSync(join(tmpdir(), 'prism-artifacts-bench-'))
+  try {
+    const kinds = [
+      { name: 'memory', open: () => ({ store: prism.createMemoryCheckpointStore({ maxRecords: 1_000_000 }), close: async () => {} }), n: 2000 },
+      {
+        name: 'sqlite',
+        open: () => {
+          const p = prism.createSqlitePersistence({ filename: join(dir, 'bench.db') })
+          return { store: p.checkpoints, close: () => p.close() }
+        },
+        n: 300,
+      },
+    ]
+    for (const kind of kinds) {
+      const { store, close } = kind.open()
+      const svc = prism.createArtifactService(store, {
+        redactor: prism.createSecretRedactor(['bench-secret-value']),
+        linkSecret: 'bench-link-secret-0123456789abcdef',
+      })
+      const n = Math.max(10, Math.round(kind.n * scale))
+      await sequential(svc, 20, 'warm')
+      const floor = await floorPairs(store, n)
+      report(`${kind.name}: sequential cycles`, floor, await sequential(svc, n, 'run'))
+      const perReviewer = Math.max(2, Math.round(n / REVIEWERS))
+      report(`${kind.name}: ${REVIEWERS} concurrent reviewers`, floor, await concurrent(svc, perReviewer, 'run'))
+      await close()
+    }
+    console.log('(cycle = attach → revise → approve → get; p99 event-loop delay sampled at 1 ms resolution)')
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
