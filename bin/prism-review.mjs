@@ -121,14 +121,14 @@ async function cmdReview(values) {
     const r = await submitReview(store, gs, ids, { checks })
     const st = r.status
     if (values.json) {
-      printJson({ action: r.action, ...statusJson(st), patch: { uri: r.patchUri, sha256: gs.patchSha, bytes: gs.patch.length }, changedPaths: gs.changedPaths, diffstat: gs.diffstat, checks })
+      printJson({ action: r.action, ...(r.previous ? { supersedes: r.previous } : {}), ...statusJson(st), patch: { uri: r.patchUri, sha256: gs.patchSha, bytes: gs.patch.length }, changedPaths: gs.changedPaths, diffstat: gs.diffstat, checks })
       return 0
     }
     const adds = gs.diffstat.reduce((n, d) => n + d.additions, 0)
     const dels = gs.diffstat.reduce((n, d) => n + d.deletions, 0)
     const verb = { attached: 'attached a new review', revised: `revised the review (revision ${st.revision?.version})`, unchanged: 'the review is unchanged' }[r.action]
     println(`${verb} for ${gs.headName} (${short(gs.headSha)}) over ${gs.baseRef} (${short(gs.mergeBase)})`)
-    if (r.review.previous) println(`superseded  ${r.review.previous.reasons.join('; ')}`)
+    if (r.previous) println(`supersedes ${r.previous.reasons.join('; ')}`)
     println(`review     ${r.review.reviewId}`)
     println(`digest     ${r.review.digest}`)
     println(`state      ${st.state}`)

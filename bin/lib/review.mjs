@@ -226,6 +226,7 @@ export async function submitReview(store, gs, ids, { checks = [], diagnostics } 
   const existing = await findRecord(store.service, ids)
   let action
   let record
+  let previous
   if (!existing) {
     record = await store.service.attach({ ...artifactInput, ownership: LOCAL_OWNERSHIP })
     action = 'attached'
@@ -241,11 +242,11 @@ export async function submitReview(store, gs, ids, { checks = [], diagnostics } 
       }
       record = await store.service.revise(input)
       action = 'revised'
-      if (prev) review.previous = { digest: prev.digest, reasons: changeReasons(prev, review) }
+      if (prev) previous = { digest: prev.digest, reasons: changeReasons(prev, review) }
     }
   }
   const status = await deriveStatus(store, gs, ids)
-  return { action, review, record, status, patchUri: uri }
+  return { action, review, record, status, patchUri: uri, previous }
 }
 
 /** Records a decision on the current revision; refuses when the review is out of date. */
