@@ -288,7 +288,6 @@ test('bad usage is one clear stderr line and exit code 2', (t) => {
 test('serve answers the artifact API over real HTTP on 127.0.0.1, with the bearer token as the only authorization', async (t) => {
   const dir = repoWithFeature(t)
   const reviewed = json(dir, ['review', '--base', 'main'])
-  assert.equal(cli(dir, ['approve', '--base', 'main']).code, 0)
 
   const noToken = cli(dir, ['serve', '--port', '0'], { PRISM_REVIEW_TOKEN: '' })
   assert.equal(noToken.code, 2)
@@ -318,7 +317,15 @@ test('serve answers the artifact API over real HTTP on 127.0.0.1, with the beare
   assert.match(info.url, /^http:\/\/127\.0\.0\.1:\d+\/prism\/artifacts$/)
 
   const url = `${info.url}/${encodeURIComponent(reviewed.threadId)}/${encodeURIComponent(reviewed.artifactId)}`
-  const ok = await fetch(url, { headers: { authorization: `Bearer ${TOKEN}` } })
+  const auth = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }
+  // A reviewer approves over HTTP; the command line sees the decision in the same database.
+  const approved = await fetch(`${url}/approve`, { method: 'POST', headers: auth, body: JSON.stringify({ version: 1, reviewer: 'user:http-reviewer' }) })
+  assert.equal(approved.status, 200)
+  const st = json(dir, ['status', '--base', 'main'])
+  assert.equal(st.state, 'accepted')
+  assert.equal(st.decision.reviewer, 'user:http-reviewer')
+
+  const ok = await fetch(url, { headers: auth })
   assert.equal(ok.status, 200)
   const record = await ok.json()
   assert.equal(record.id, reviewed.artifactId)
