@@ -20,7 +20,7 @@ export const { createCodingPatchReviewManifest, assertCodingPatchAccepted } = cj
 export const { normalizeDiagnostics, diagnosticDelta, diagnosticIdentity } = cjs
 
 // checkpoint stores
-export const { createMemoryCheckpointStore, createSqlitePersistence } = cjs
+export const { createMemoryCheckpointStore, createSqlitePersistence, createPostgresPersistence } = cjs
 
 // artifact review service
 export const {

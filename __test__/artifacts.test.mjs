@@ -42,6 +42,18 @@ for (const kind of storeKinds()) {
     assert.match(generated.id, /^art_[0-9a-f]{24}$/)
   })
 
+  test(`[${kind.name}] concurrent attaches of one explicit id create it once and all return it`, async (t) => {
+    const events = []
+    const { svc, close } = setup({ onDecision: (e) => events.push(e) })
+    t.after(close)
+    const all = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => svc.attach({ ownership, threadId: 'thread-1', id: 'same', ...base, note: `caller ${i}` })),
+    )
+    for (const rec of all) assert.deepEqual(rec, all[0])
+    assert.equal(events.filter((e) => e.type === 'artifact_attached').length, 1)
+    assert.equal((await svc.list({ ownership, threadId: 'thread-1' })).items.length, 1)
+  })
+
   test(`[${kind.name}] ids are validated (invalid_id)`, async (t) => {
     const { svc, close } = setup()
     t.after(close)

@@ -6,7 +6,8 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createMemoryCheckpointStore, createSqlitePersistence } from '../index.mjs'
+import { createMemoryCheckpointStore, createSqlitePersistence, createPostgresPersistence } from '../index.mjs'
+import { execFileSync } from 'node:child_process'
 import { fmt } from './util.mjs'
 
 const ownership = { tenantId: 'bench' }
@@ -71,12 +72,27 @@ export default async function () {
     const sqlite = await workload(persistence.checkpoints, opts)
     const sqliteSerial = await workload(persistence.checkpoints, { cycles: 1000, concurrency: 1 })
     await persistence.close()
+    let pg
+    const url = process.env.PRISM_TEST_POSTGRES_URL
+    if (url) {
+      const schema = `prism_bench_${process.pid}`
+      const p = createPostgresPersistence({ connectionString: url, schema, maxConnections: 8 })
+      try {
+        await workload(p.checkpoints, { cycles: 200, concurrency: 8 }) // migrate + warm-up
+        pg = await workload(p.checkpoints, opts)
+      } finally {
+        await p.close()
+        execFileSync('psql', [url, '-qc', `DROP SCHEMA IF EXISTS "${schema}" CASCADE`], { stdio: 'ignore' })
+      }
+    }
     const idle = await idleDelay(1000)
     console.log(`idle event loop (noise floor)         loop p99 ${fmt(idle.p99)} ms`)
     console.log(`floor: plain-JS Map store             ${fmt(floor.perSec, 0)} save+load cycles/s (synchronous: blocks the loop throughout)`)
     console.log(`memory store (native), 8 concurrent   ${fmt(memory.perSec, 0)} cycles/s = ${fmt(memory.perSec / floor.perSec, 3)}x floor; loop p99 ${fmt(memory.p99)} ms`)
     console.log(`sqlite file, 8 concurrent             ${fmt(sqlite.perSec, 0)} cycles/s = ${fmt(sqlite.perSec / floor.perSec, 3)}x floor; loop p99 ${fmt(sqlite.p99)} ms, max ${fmt(sqlite.max)} ms`)
     console.log(`sqlite file, 1 at a time              ${fmt(sqliteSerial.perSec, 0)} cycles/s = ${fmt(sqliteSerial.perSec / floor.perSec, 3)}x floor; loop p99 ${fmt(sqliteSerial.p99)} ms`)
+    if (pg) console.log(`postgresql, 8 concurrent              ${fmt(pg.perSec, 0)} cycles/s = ${fmt(pg.perSec / floor.perSec, 3)}x floor; loop p99 ${fmt(pg.p99)} ms`)
+    else console.log('postgresql: skipped (PRISM_TEST_POSTGRES_URL is not set)')
     console.log(`event-loop p99 while SQLite work runs: ${fmt(Math.max(sqlite.p99, sqliteSerial.p99))} ms (target < 2 ms): ${Math.max(sqlite.p99, sqliteSerial.p99) < 2 ? 'met' : 'NOT met'}`)
   } finally {
     rmSync(dir, { recursive: true, force: true })

@@ -20,6 +20,7 @@ const OPERATIONS = ['attach', 'list', 'get', 'revise', 'compare', 'approve', 're
 /** redactor object → its native handle (only redactors made by createSecretRedactor). */
 const nativeRedactors = new WeakMap()
 let emptyRedactor
+let neverAborted
 
 function invalidInput(message, options) {
   return new ArtifactError('invalid_input', message, options)
@@ -213,7 +214,8 @@ function createArtifactService(store, options) {
   async function run(op, input) {
     const { signal, json } = await prepare(input)
     signal?.throwIfAborted()
-    const flag = new native.ArtifactAbortFlag()
+    // Without a signal nothing can abort: one shared flag that is never set.
+    const flag = signal ? new native.ArtifactAbortFlag() : (neverAborted ??= new native.ArtifactAbortFlag())
     const onAbort = () => flag.abort()
     signal?.addEventListener('abort', onAbort, { once: true })
     let text

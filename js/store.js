@@ -115,6 +115,23 @@ function createSqlitePersistence(options) {
   })
 }
 
+/**
+ * PostgreSQL persistence: a connection pool over one database that many Node instances
+ * share. The schema is created or migrated on first use.
+ * @param {{ connectionString: string, maxConnections?: number, schema?: string, connectTimeoutMs?: number }} options
+ * @returns {{ checkpoints: object, close(): Promise<void> }}
+ */
+function createPostgresPersistence(options) {
+  checkLimits('createPostgresPersistence', options, ['maxConnections', 'connectTimeoutMs'])
+  const json = optionsJson('createPostgresPersistence', options, false)
+  const handle = callNative(native.createPostgresPersistence, json)
+  const checkpoints = wrapHandle(handle.checkpoints())
+  return Object.freeze({
+    checkpoints,
+    close: () => callNativeAsync(() => handle.close()).then(() => undefined),
+  })
+}
+
 function safeString(get, fallback) {
   try {
     const v = get()
@@ -164,6 +181,7 @@ function toStoreHandle(store) {
 module.exports = {
   createMemoryCheckpointStore,
   createSqlitePersistence,
+  createPostgresPersistence,
 }
 
 // Internal helpers: non-enumerable, so `index.js` (which spreads this module) does not

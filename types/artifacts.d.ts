@@ -73,7 +73,9 @@ export interface ArtifactLimits {
 
 /** A span of the cited source, `start..end` in host-chosen units. */
 export interface ArtifactCitationSpan {
+  /** First unit of the span (non-negative integer). */
   readonly start: number
+  /** End of the span (exclusive; not less than `start`). */
   readonly end: number
 }
 
@@ -84,7 +86,9 @@ export interface ArtifactCitationSpan {
 export interface ArtifactCitation {
   /** Source reference (never a local filesystem path). */
   readonly uri: string
+  /** Display title (bounded by `titleBytes`). */
   readonly title?: string
+  /** Host-defined kind, e.g. `"web"`, `"document"`, `"dataset"`. */
   readonly kind?: string
   /** Host id of the cited source; integrity checks match snapshots by it. */
   readonly sourceId?: string
@@ -96,6 +100,7 @@ export interface ArtifactCitation {
   readonly retrievedAt?: string
   /** Quoted excerpt (not part of the binding digest). */
   readonly excerpt?: string
+  /** Cited range of the source; checked against the snapshot `length`. */
   readonly span?: ArtifactCitationSpan
   /** Tenant of the cited source. */
   readonly tenantId?: string
@@ -105,8 +110,11 @@ export interface ArtifactCitation {
 
 /** Producer-run attribution of a revision. */
 export interface ArtifactProducer {
+  /** The agent run that produced the revision. */
   readonly runId?: string
+  /** The producing agent. */
   readonly agentId?: string
+  /** The tool call that produced it. */
   readonly toolCallId?: string
 }
 
@@ -121,11 +129,15 @@ export interface ArtifactRevision {
   readonly hash: string
   /** Body size in bytes, when recorded. */
   readonly size?: number
+  /** Revision title. */
   readonly title?: string
+  /** Free-text note of the producer. */
   readonly note?: string
   /** Bounded preview metadata (any JSON object). */
   readonly preview?: Readonly<Record<string, unknown>>
+  /** Citations and data sources. */
   readonly citations?: readonly ArtifactCitation[]
+  /** Producer-run attribution. */
   readonly producer?: ArtifactProducer
   /** Actor ref (`kind:id`) of the verified identity that created it. */
   readonly createdBy?: string
@@ -141,10 +153,13 @@ export type ArtifactReviewState = 'pending' | 'approved' | 'rejected'
 
 /** The one decision on one revision (a later decision on the same revision replaces it). */
 export interface ArtifactApproval {
+  /** The decided revision. */
   readonly version: number
+  /** The decision. */
   readonly state: ArtifactDecisionState
   /** Reviewer ref: explicit `reviewer`, else the identity's `kind:id`. */
   readonly reviewer: string
+  /** Reviewer's note (e.g. the requested changes). */
   readonly note?: string
   /** `citationBindingDigest(revision.citations ?? [])`, stamped on approve. */
   readonly evidenceDigest?: string
@@ -154,28 +169,41 @@ export interface ArtifactApproval {
 
 /** A durable artifact review record. */
 export interface ArtifactRecord {
+  /** Artifact id (given on attach, or generated as `art_<24 hex>`). */
   readonly id: string
+  /** Owning thread. */
   readonly threadId: string
+  /** Owner scope; only exactly this scope sees the record. */
   readonly ownership: OwnershipScope
+  /** Artifact kind given on attach. */
   readonly kind?: string
+  /** Title of the latest revision that had one. */
   readonly title?: string
   /** Review state of the latest revision (a new revision is `pending`). */
   readonly state: ArtifactReviewState
+  /** Number of the latest revision. */
   readonly latestVersion: number
   /** Highest approved revision; never moves backwards, never cleared by a rejection. */
   readonly lastValidatedVersion?: number
+  /** Every revision, oldest first. */
   readonly revisions: readonly ArtifactRevision[]
   /** At most one decision per revision, ordered by version. */
   readonly approvals: readonly ArtifactApproval[]
+  /** ISO-8601 creation time. */
   readonly createdAt: string
+  /** ISO-8601 time of the last change. */
   readonly updatedAt: string
 }
 
 /** What a delivery link grants (the signed payload). */
 export interface ArtifactDeliveryToken {
+  /** The artifact. */
   readonly artifactId: string
+  /** Its thread. */
   readonly threadId: string
+  /** The delivered revision. */
   readonly version: number
+  /** The ownership the link was issued to; reauthorize against it on download. */
   readonly ownership: OwnershipScope
   /** ISO-8601. */
   readonly issuedAt: string
@@ -187,6 +215,7 @@ export interface ArtifactDeliveryToken {
 export interface ArtifactDelivery {
   /** `base64url(JSON payload).base64url(HMAC-SHA256)`. */
   readonly link: string
+  /** The signed payload, decoded. */
   readonly token: ArtifactDeliveryToken
 }
 
@@ -206,12 +235,19 @@ export interface ArtifactOperationBase {
 export interface ArtifactRevisionInput {
   /** Host blob reference; `file:`, absolute, drive and UNC paths are `unsafe_uri`. */
   readonly uri: string
+  /** Content hash (`hashBytes`). */
   readonly hash: string
+  /** Body size in bytes. */
   readonly size?: number
+  /** Title (`titleBytes`). */
   readonly title?: string
+  /** Note (`noteBytes`). */
   readonly note?: string
+  /** Preview metadata (`previewBytes`; at most 32 levels deep). */
   readonly preview?: Readonly<Record<string, unknown>>
+  /** Citations (`citationsPerRevision`, each `citationBytes`). */
   readonly citations?: readonly ArtifactCitation[]
+  /** Producer-run attribution (each member 1..256 bytes). */
   readonly producer?: ArtifactProducer
 }
 
@@ -219,6 +255,7 @@ export interface ArtifactRevisionInput {
 export interface ArtifactAttachInput extends ArtifactOperationBase, ArtifactRevisionInput {
   /** Explicit id: attach is then an idempotent get-or-create. */
   readonly id?: string
+  /** MIME type (`mimeBytes`). */
   readonly mime: string
   /** Artifact kind (bounded like titles). */
   readonly kind?: string
@@ -227,11 +264,13 @@ export interface ArtifactAttachInput extends ArtifactOperationBase, ArtifactRevi
 /** `revise` input; `mime` defaults to the previous revision's. */
 export interface ArtifactReviseInput extends ArtifactOperationBase, ArtifactRevisionInput {
   readonly artifactId: string
+  /** MIME type; defaults to the previous revision's. */
   readonly mime?: string
 }
 
 /** `list` input. */
 export interface ArtifactListInput extends ArtifactOperationBase {
+  /** `nextCursor` of the previous page. */
   readonly cursor?: string
   /** Page size; reduced to `limits.listPageSize`. */
   readonly limit?: number
@@ -239,28 +278,46 @@ export interface ArtifactListInput extends ArtifactOperationBase {
 
 /** Input addressing one artifact. */
 export interface ArtifactRefInput extends ArtifactOperationBase {
+  /** The artifact id. */
   readonly artifactId: string
 }
 
 /** `compare` input: two distinct revision numbers. */
 export interface ArtifactCompareInput extends ArtifactRefInput {
+  /** One revision number. */
   readonly from: number
+  /** Another revision number (must differ from `from`). */
   readonly to: number
 }
 
 /** `compare` result: hash and metadata only. */
 export interface ArtifactComparison {
+  /** The artifact. */
   readonly artifactId: string
+  /** As requested. */
   readonly from: number
+  /** As requested. */
   readonly to: number
-  readonly changed: { readonly hash: boolean; readonly mime: boolean; readonly uri: boolean; readonly citations: boolean }
+  /** Which reference fields differ between the two revisions. */
+  readonly changed: {
+    /** Content hash differs. */
+    readonly hash: boolean
+    /** MIME type differs. */
+    readonly mime: boolean
+    /** URI differs. */
+    readonly uri: boolean
+    /** Citations differ (any field, any order). */
+    readonly citations: boolean
+  }
 }
 
 /** `approve`/`reject` input. */
 export interface ArtifactDecisionInput extends ArtifactRefInput {
+  /** The revision decided. */
   readonly version: number
   /** Explicit reviewer ref (1..256 bytes); without it the identity's `kind:id` is used. */
   readonly reviewer?: string
+  /** Decision note (`noteBytes`). */
   readonly note?: string
 }
 
@@ -277,11 +334,15 @@ export type ArtifactDecisionEventType = 'artifact_attached' | 'artifact_revised'
 
 /** An audit event (redacted; actor refs only). */
 export interface ArtifactDecisionEvent {
+  /** What happened. */
   readonly type: ArtifactDecisionEventType
+  /** The artifact. */
   readonly artifactId: string
+  /** Its thread. */
   readonly threadId: string
   /** The revision created or decided. */
   readonly version: number
+  /** Owner scope of the artifact. */
   readonly ownership: OwnershipScope
   /** Actor ref (`kind:id` or explicit reviewer), when known. */
   readonly actor?: string
@@ -316,13 +377,15 @@ export interface ArtifactServiceOptions {
 export interface ArtifactService {
   /** The resolved caps. */
   readonly limits: Readonly<ArtifactLimits>
-  /** Create revision 1 (pending); with `id`, returns the existing record if there is one. */
+  /** Create revision 1 (pending); with `id`, returns the existing record if there is one (no event). */
   attach(input: ArtifactAttachInput): Promise<ArtifactRecord>
   /** One page of the thread's artifacts for this ownership. */
   list(input: ArtifactListInput): Promise<PersistencePage<ArtifactRecord>>
+  /** One record (`not_found` when absent or owned by another scope). */
   get(input: ArtifactRefInput): Promise<ArtifactRecord>
   /** Append a revision; state resets to `pending`. */
   revise(input: ArtifactReviseInput): Promise<ArtifactRecord>
+  /** Hash/metadata comparison of two distinct revisions. */
   compare(input: ArtifactCompareInput): Promise<ArtifactComparison>
   /** Approve a revision: advances `lastValidatedVersion`, stamps `evidenceDigest`. */
   approve(input: ArtifactDecisionInput): Promise<ArtifactRecord>
@@ -345,9 +408,13 @@ export declare function resolveArtifactLimits(limits?: Partial<ArtifactLimits>):
 
 /** Input of {@link signArtifactDeliveryLink}. */
 export interface ArtifactDeliveryLinkSignInput {
+  /** The artifact id. */
   readonly artifactId: string
+  /** Its thread id. */
   readonly threadId: string
+  /** The revision to deliver. */
   readonly version: number
+  /** The ownership the link is issued to. */
   readonly ownership: OwnershipScope
   /** 1..limits.deliveryTtlSeconds (the default). */
   readonly ttlSeconds?: number
@@ -355,6 +422,7 @@ export interface ArtifactDeliveryLinkSignInput {
 
 /** Options of the link functions. */
 export interface ArtifactDeliveryLinkOptions {
+  /** Caps (`deliveryTtlSeconds`, `deliveryTokenBytes`). */
   readonly limits?: Partial<ArtifactLimits>
   /** The current time (tests); default `Date.now()`. */
   readonly now?: Date | number
@@ -378,7 +446,9 @@ export declare function verifyArtifactDeliveryLink(
 export interface ArtifactApprovalStateResult {
   /** The latest revision number. */
   readonly version: number
+  /** Its review state. */
   readonly state: ArtifactReviewState
+  /** The record's last validated revision. */
   readonly lastValidatedVersion?: number
   /** The decision on the latest revision, if any. */
   readonly approval?: ArtifactApproval
@@ -389,11 +459,15 @@ export declare function artifactApprovalState(record: ArtifactRecord): ArtifactA
 
 /** A host's already-retrieved snapshot of a cited source. */
 export interface CitationSourceSnapshot {
+  /** Matches `ArtifactCitation.sourceId`. */
   readonly sourceId: string
+  /** Current revision of the source. */
   readonly revision?: string | number
+  /** Current content hash of the source. */
   readonly contentHash?: string
   /** Source length, in the units of citation spans. */
   readonly length?: number
+  /** Tenant of the source. */
   readonly tenantId?: string
   /** `false`: the caller may not read the source (`acl_denied`). */
   readonly readable?: boolean
@@ -410,7 +484,9 @@ export type CitationIntegrityReason =
 
 /** Input of {@link checkCitationIntegrity}. */
 export interface CitationIntegrityInput {
+  /** The citations to check (e.g. a revision's). */
   readonly citations: readonly ArtifactCitation[]
+  /** The host's already-retrieved snapshots (at most 1024). */
   readonly snapshots: readonly CitationSourceSnapshot[]
   /** Expected tenant of every citation and snapshot. */
   readonly tenantId?: string
@@ -418,15 +494,21 @@ export interface CitationIntegrityInput {
 
 /** One citation's verdict. */
 export interface CitationIntegrityResult {
+  /** Index of the citation in the input. */
   readonly index: number
+  /** Its `sourceId`, when it has one. */
   readonly sourceId?: string
+  /** True when `reasons` is empty. */
   readonly ok: boolean
+  /** Every failed check. */
   readonly reasons: readonly CitationIntegrityReason[]
 }
 
 /** The verdict over all citations. */
 export interface CitationIntegrityReport {
+  /** True when every citation passed. */
   readonly ok: boolean
+  /** One result per citation, in order. */
   readonly results: readonly CitationIntegrityResult[]
 }
 

@@ -153,3 +153,37 @@ export interface SqlitePersistence {
  * opened on first use, so a bad path surfaces as `ArtifactError('invalid_input')` then.
  */
 export declare function createSqlitePersistence(options: SqlitePersistenceOptions): SqlitePersistence
+
+/** Options of {@link createPostgresPersistence}. */
+export interface PostgresPersistenceOptions {
+  /**
+   * A libpq-style connection string or URL (`postgres://user@host:5432/db`). Connections
+   * are unencrypted (no TLS in this build). It never appears in an error message.
+   */
+  connectionString: string
+  /** Pool size. Default 10, `1..100` (else `RangeError`). */
+  maxConnections?: number
+  /** Schema holding the tables: a plain identifier. Default `"public"`. */
+  schema?: string
+  /** Connect and pool-wait timeout in ms. Default 10 000, `1..600000` (else `RangeError`). */
+  connectTimeoutMs?: number
+}
+
+/** A PostgreSQL database holding checkpoints. */
+export interface PostgresPersistence {
+  /** The checkpoint store over this database (pass it to `createArtifactService`). */
+  readonly checkpoints: CheckpointStore
+  /**
+   * Refuse new work, wait for work in flight, close the pool. Idempotent. Later calls on
+   * `checkpoints` reject with `ArtifactError('invalid_input')`.
+   */
+  close(): Promise<void>
+}
+
+/**
+ * PostgreSQL persistence (`tokio-postgres` + `deadpool-postgres`): the same table,
+ * semantics and conformance as the SQLite store, with a `jsonb` value (object keys come
+ * back in PostgreSQL's order). Many Node instances may share one database. Connection
+ * failures and timeouts reject with an `Error` whose `code` is `"ERR_PRISM_INTERNAL"`.
+ */
+export declare function createPostgresPersistence(options: PostgresPersistenceOptions): PostgresPersistence

@@ -59,3 +59,8 @@ export const hostStore: CheckpointStore = {
 
 export const all = [sqliteStore, memory, defaults, hostStore]
 export const closing: Promise<void> = persistence.close()
+
+import { createPostgresPersistence, type PostgresPersistence } from 'prism-review'
+const pg: PostgresPersistence = createPostgresPersistence({ connectionString: 'postgres://postgres@127.0.0.1:5432/test', maxConnections: 8, schema: 'prism', connectTimeoutMs: 5000 })
+export const pgStore: CheckpointStore = pg.checkpoints
+export const pgClosing: Promise<void> = pg.close()

@@ -70,7 +70,8 @@ pub fn parse_citations(value: &Value, path: &str) -> Result<Vec<Citation>> {
 
 /// Parse a caller's record (`ArtifactRecord`) for the pure functions.
 pub fn parse_record(value: &Value) -> Result<Record> {
-    input::check_shape(value, "record")?;
+    // A stored preview sits a few levels below the record root.
+    input::check_shape_within(value, "record", input::MAX_INPUT_DEPTH + 8)?;
     input::object(value, "record")?;
     serde_json::from_value(value.clone())
         .map_err(|e| invalid(format!("record is not an ArtifactRecord: {e}")))

@@ -26,27 +26,32 @@ pub const MAX_SNAPSHOTS: usize = 1024;
 /// Refuse `__proto__`/`constructor`/`prototype` keys anywhere and nesting deeper than
 /// [`MAX_INPUT_DEPTH`].
 pub fn check_shape(value: &Value, path: &str) -> Result<()> {
-    fn walk(v: &Value, depth: usize, path: &str) -> Result<()> {
-        if depth > MAX_INPUT_DEPTH {
+    check_shape_within(value, path, MAX_INPUT_DEPTH)
+}
+
+/// [`check_shape`] with a chosen depth bound.
+pub fn check_shape_within(value: &Value, path: &str, max_depth: usize) -> Result<()> {
+    fn walk(v: &Value, depth: usize, path: &str, max: usize) -> Result<()> {
+        if depth > max {
             return Err(invalid(format!(
-                "{path} is nested deeper than {MAX_INPUT_DEPTH} levels"
+                "{path} is nested deeper than {max} levels"
             )));
         }
         match v {
-            Value::Array(items) => items.iter().try_for_each(|x| walk(x, depth + 1, path)),
+            Value::Array(items) => items.iter().try_for_each(|x| walk(x, depth + 1, path, max)),
             Value::Object(obj) => {
                 for (k, x) in obj {
                     if matches!(k.as_str(), "__proto__" | "constructor" | "prototype") {
                         return Err(invalid(format!("{path} must not contain a \"{k}\" key")));
                     }
-                    walk(x, depth + 1, path)?;
+                    walk(x, depth + 1, path, max)?;
                 }
                 Ok(())
             }
             _ => Ok(()),
         }
     }
-    walk(value, 0, path)
+    walk(value, 0, path, max_depth)
 }
 
 /// Refuse members not in `allowed`.

@@ -286,3 +286,80 @@ pub fn create_sqlite_persistence(options: String) -> napi::Result<SqlitePersiste
         })
     })
 }
+
+/// `createPostgresPersistence(options)`: a pool over a PostgreSQL database.
+#[napi]
+pub struct PostgresPersistenceHandle {
+    inner: Arc<store::PostgresPersistence>,
+    checkpoints: Arc<dyn CheckpointStore>,
+}
+
+#[napi]
+impl PostgresPersistenceHandle {
+    /// The checkpoint store over this database.
+    #[napi]
+    pub fn checkpoints(&self) -> CheckpointStoreHandle {
+        CheckpointStoreHandle::new(self.checkpoints.clone())
+    }
+
+    /// Refuse new work, wait for work in flight, close the pool. Idempotent.
+    #[napi]
+    pub async fn close(&self) -> napi::Result<()> {
+        let inner = self.inner.clone();
+        guard_async(async move { inner.close().await }).await
+    }
+}
+
+fn opt_limit(f: &Fields<'_>, name: &str) -> crate::error::Result<Option<u64>> {
+    match f.get(name) {
+        None => Ok(None),
+        Some(v) => match crate::json::as_u64(v) {
+            Some(n) => Ok(Some(n)),
+            None if v.is_number() => Err(PrismError::range(format!(
+                "options.{name} must be a positive integer"
+            ))),
+            None => Err(store::invalid(format!(
+                "options.{name} must be a positive integer, got {}",
+                crate::json::type_name(v)
+            ))),
+        },
+    }
+}
+
+/// `options` is JSON text of `{ connectionString, maxConnections?, schema?, connectTimeoutMs? }`.
+#[napi]
+pub fn create_postgres_persistence(options: String) -> napi::Result<PostgresPersistenceHandle> {
+    guard(|| {
+        let v = crate::json::parse(&options, invalid_owned)?;
+        let f = Fields::new(&v, "options", invalid_owned)?;
+        const ALLOWED: [&str; 4] = [
+            "connectionString",
+            "maxConnections",
+            "schema",
+            "connectTimeoutMs",
+        ];
+        for k in f.object().keys() {
+            if !ALLOWED.contains(&k.as_str()) {
+                return Err(store::invalid(format!(
+                    "options has an unknown field {k:?} (allowed: {})",
+                    ALLOWED.join(", ")
+                )));
+            }
+        }
+        let options = store::PostgresOptions::new(
+            f.str("connectionString")?,
+            opt_limit(&f, "maxConnections")?,
+            f.opt_str("schema")?,
+            opt_limit(&f, "connectTimeoutMs")?,
+        )?;
+        // Building the pool needs the runtime context (its timers); no connection is made.
+        let persistence = napi::bindgen_prelude::within_runtime_if_available(|| {
+            store::PostgresPersistence::new(options)
+        })?;
+        let checkpoints = persistence.checkpoints();
+        Ok(PostgresPersistenceHandle {
+            inner: Arc::new(persistence),
+            checkpoints,
+        })
+    })
+}

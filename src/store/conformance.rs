@@ -32,8 +32,14 @@ fn is_conflict<T: std::fmt::Debug>(r: &Result<T>) -> bool {
 /// Run every check against `store`. Namespaces are unique per call, so a shared database
 /// may be reused.
 pub async fn run(store: &dyn CheckpointStore) {
+    run_with(store, true).await
+}
+
+/// [`run`], for a store that may return object keys in its own order (PostgreSQL jsonb)
+/// when `keeps_key_order` is false.
+pub async fn run_with(store: &dyn CheckpointStore, keeps_key_order: bool) {
     let run_id = format!("{:x}", std::process::id()) + &now_iso8601();
-    crud(store, &format!("crud-{run_id}")).await;
+    crud(store, &format!("crud-{run_id}"), keeps_key_order).await;
     ownership(store, &format!("own-{run_id}")).await;
     listing(store, &format!("list-{run_id}")).await;
     cursor_stability(store, &format!("cursor-{run_id}")).await;
@@ -42,7 +48,7 @@ pub async fn run(store: &dyn CheckpointStore) {
     bad_input(store, &format!("bad-{run_id}")).await;
 }
 
-async fn crud(store: &dyn CheckpointStore, ns: &str) {
+async fn crud(store: &dyn CheckpointStore, ns: &str, keeps_key_order: bool) {
     let o = owner("t1");
     let value = json!({ "a": [1, 2.5, "\u{e9}\u{1f600}"], "z": null, "b": { "c": true } });
     let mut create = req(ns, "k", &o, value.clone(), Some(0));
@@ -60,10 +66,12 @@ async fn crud(store: &dyn CheckpointStore, ns: &str) {
     let loaded = store.load(ns, "k", &o).await.unwrap().expect("loaded");
     assert_eq!(loaded, c1);
     // Key order of the value survives the round trip.
-    assert_eq!(
-        serde_json::to_string(&loaded.value).unwrap(),
-        serde_json::to_string(&value).unwrap()
-    );
+    if keeps_key_order {
+        assert_eq!(
+            serde_json::to_string(&loaded.value).unwrap(),
+            serde_json::to_string(&value).unwrap()
+        );
+    }
 
     let c2 = store
         .save(req(ns, "k", &o, json!("two"), Some(1)))

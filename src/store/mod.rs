@@ -125,6 +125,7 @@ pub trait CheckpointStore: Send + Sync {
 pub mod host;
 mod lifecycle;
 pub mod memory;
+pub mod postgres;
 pub mod sqlite;
 
 #[cfg(test)]
@@ -132,6 +133,7 @@ pub(crate) mod conformance;
 
 pub use host::{HostCaller, HostCheckpointStore, HostOp};
 pub use memory::{MemoryLimits, MemoryStore};
+pub use postgres::{PostgresOptions, PostgresPersistence};
 pub use sqlite::{SqliteOptions, SqlitePersistence};
 
 use crate::error::{ArtifactReason, PrismError, Result};

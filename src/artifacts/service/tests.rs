@@ -889,3 +889,22 @@ async fn bad_input_is_a_typed_error_and_changes_nothing() {
             .unwrap_or_else(|e| panic!("{op}: {e:?}"));
     }
 }
+
+#[tokio::test]
+async fn records_with_the_deepest_accepted_preview_pass_the_pure_functions() {
+    let (_, svc) = service();
+    let mut preview = json!("leaf");
+    for _ in 0..30 {
+        preview = json!({ "d": preview });
+    }
+    let rec = run(
+        &svc,
+        "attach",
+        json!({ "ownership": owner(), "threadId": "thread-1", "id": "deep", "uri": "https://x", "mime": "m", "hash": "h", "preview": preview }),
+    )
+    .await
+    .unwrap();
+    let state = crate::artifacts::api::approval_state(&rec).unwrap();
+    assert_eq!(state["state"], "pending");
+    assert!(!crate::artifacts::api::evidence_intact(&rec, &Value::Null).unwrap());
+}

@@ -1,0 +1,98 @@
+// PostgreSQL persistence: options, and many Node instances sharing one database
+// (eight processes × eight concurrent workers, with every connection terminated in the
+// middle of the load). Skipped, never passed, without PRISM_TEST_POSTGRES_URL.
+import { test, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { spawn, execFileSync } from 'node:child_process'
+import { join, dirname } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { createPostgresPersistence, ArtifactError } from '../index.mjs'
+
+const url = process.env.PRISM_TEST_POSTGRES_URL
+const skip = url ? false : 'PRISM_TEST_POSTGRES_URL is not set'
+const here = dirname(fileURLToPath(import.meta.url))
+const schema = `prism_multi_${process.pid}`
+const isInvalid = (e) => e instanceof ArtifactError && e.reason === 'invalid_input'
+
+function psql(sql) {
+  return execFileSync('psql', [url, '-Atqc', sql], { encoding: 'utf8' })
+}
+after(() => {
+  if (url) psql(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
+})
+
+test('options: wrong types are invalid_input, numbers out of range are RangeErrors, nothing leaks the password', () => {
+  for (const options of [undefined, null, 'postgres://x', {}, { connectionString: 5 }, { connectionString: '' },
+    { connectionString: 'postgres://u:pw@h:notaport/db' }, { connectionString: 'postgres://h/db', schema: 'a;drop table x' },
+    { connectionString: 'postgres://h/db', schema: 7 }, { connectionString: 'postgres://h/db', other: 1 }]) {
+    assert.throws(() => createPostgresPersistence(options), (e) => isInvalid(e) && !/pw@/.test(e.message), JSON.stringify(options))
+  }
+  for (const extra of [{ maxConnections: 0 }, { maxConnections: 101 }, { maxConnections: 1.5 }, { connectTimeoutMs: 0 }, { connectTimeoutMs: NaN }]) {
+    assert.throws(() => createPostgresPersistence({ connectionString: 'postgres://h/db', ...extra }), RangeError)
+  }
+})
+
+test('an unreachable server is a typed error without credentials; close is idempotent', async () => {
+  const p = createPostgresPersistence({ connectionString: 'postgres://me:hunter2secret@127.0.0.1:1/db', connectTimeoutMs: 2000 })
+  await assert.rejects(
+    p.checkpoints.loadCheckpoint({ namespace: 'n', key: 'k', ownership: { userId: 'u' } }),
+    (e) => e.code === 'ERR_PRISM_INTERNAL' && /^postgres/.test(e.message) && !e.message.includes('hunter2secret'),
+  )
+  await p.close()
+  await p.close()
+  await assert.rejects(p.checkpoints.loadCheckpoint({ namespace: 'n', key: 'k', ownership: { userId: 'u' } }), isInvalid)
+})
+
+function run(args) {
+  const child = spawn(process.execPath, [join(here, 'fixtures', 'pg-writer.mjs'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const lines = []
+  let buf = ''
+  let stderr = ''
+  child.stdout.setEncoding('utf8')
+  child.stdout.on('data', (d) => {
+    buf += d
+    const parts = buf.split('\n')
+    buf = parts.pop()
+    lines.push(...parts)
+    run.onLine?.()
+  })
+  child.stderr.on('data', (d) => (stderr += d))
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, lines, stderr })))
+}
+
+test('eight processes × eight workers on one database, connections terminated mid-load: every decision exactly once', { skip }, async () => {
+  const perWorker = 12
+  let terminated = false
+  let seen = 0
+  run.onLine = () => {
+    seen++
+    if (!terminated && seen >= 150) {
+      terminated = true
+      psql(`SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'prism-review' AND datname = current_database() AND pid <> pg_backend_pid()`)
+    }
+  }
+  const results = await Promise.all(Array.from({ length: 8 }, (_, i) => run([url, schema, String(i), String(perWorker)])))
+  run.onLine = undefined
+  assert.ok(terminated, 'the connections were terminated during the load')
+  const decided = []
+  let typedErrors = 0
+  for (const r of results) {
+    assert.equal(r.code, 0, r.stderr)
+    for (const line of r.lines) {
+      if (line.startsWith('ok ')) decided.push(line.slice(3))
+      else if (line.startsWith('err ERR_PRISM')) typedErrors++
+      else assert.fail(`unexpected output ${line}`)
+    }
+  }
+  assert.equal(decided.length, 8 * 8 * perWorker)
+  assert.ok(typedErrors >= 1, 'operations in flight when the connections died failed with typed errors')
+
+  const p = createPostgresPersistence({ connectionString: url, schema })
+  const page = await p.checkpoints.listCheckpoints({ namespace: 'decisions', limit: 100 })
+  assert.equal(page.items.length, 6)
+  const stored = page.items.flatMap((c) => c.value.decisions)
+  assert.equal(new Set(stored).size, stored.length, 'no decision stored twice')
+  assert.deepEqual([...stored].sort(), [...decided].sort(), 'every decision that resolved is stored')
+  for (const c of page.items) assert.equal(c.version, c.value.decisions.length, 'one save per decision')
+  await p.close()
+})

@@ -1,0 +1,667 @@
+//! PostgreSQL persistence (`tokio-postgres` over a `deadpool-postgres` pool): one table
+//! keyed by `(namespace, key)` that every Node instance shares.
+//!
+//! - The schema is created or migrated on first use, under a `prism_migrations` table and
+//!   a transaction-scoped advisory lock, so instances starting together do it once.
+//! - Keys and namespaces use the `"C"` collation: ordering, prefix ranges and keyset
+//!   cursors are UTF-8 byte order, as in the other stores. The value is `jsonb` (so object
+//!   keys come back in PostgreSQL's order, and `\u0000` in a string is refused).
+//! - CAS is one statement (`INSERT … ON CONFLICT DO NOTHING`, `UPDATE … WHERE version =
+//!   $n`, `INSERT … ON CONFLICT DO UPDATE … WHERE <same owner>`), each `RETURNING` the row;
+//!   no row back is a conflict. Ownership is compared in SQL (`owner_key`).
+//! - Every query is parameterised; the schema name is checked to be a plain identifier.
+//! - Errors: serialization failures and deadlocks are conflicts (retryable); connection
+//!   failures and timeouts are `ERR_PRISM_INTERNAL` errors whose messages never carry the
+//!   connection string or password; `close()` refuses new work, waits for work in flight,
+//!   and closes the pool.
+
+use super::lifecycle::Lifecycle;
+use super::{
+    decode_cursor, encode_cursor, invalid, page_size, prefix_upper_bound, validate_target,
+    BoxFuture, Checkpoint, CheckpointStore, ListCheckpoints, Ownership, Page, SaveCheckpoint,
+    PAGE_SIZE_DEFAULT, PAGE_SIZE_HARD, VALUE_BYTES_HARD,
+};
+use crate::error::{ArtifactReason, PrismError, Result};
+use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, Runtime};
+use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{NoTls, Row};
+
+/// Options of [`PostgresPersistence::new`].
+#[derive(Debug, Clone)]
+pub struct PostgresOptions {
+    config: tokio_postgres::Config,
+    pub max_connections: usize,
+    pub schema: String,
+    pub connect_timeout: Duration,
+}
+
+impl PostgresOptions {
+    pub const DEFAULT_MAX_CONNECTIONS: u64 = 10;
+    pub const HARD_MAX_CONNECTIONS: u64 = 100;
+    pub const DEFAULT_CONNECT_TIMEOUT_MS: u64 = 10_000;
+    pub const HARD_CONNECT_TIMEOUT_MS: u64 = 600_000;
+    pub const DEFAULT_SCHEMA: &'static str = "public";
+
+    pub fn new(
+        connection_string: &str,
+        max_connections: Option<u64>,
+        schema: Option<&str>,
+        connect_timeout_ms: Option<u64>,
+    ) -> Result<Self> {
+        if connection_string.is_empty() || connection_string.len() > 8192 {
+            return Err(invalid("options.connectionString must be 1..8192 bytes"));
+        }
+        // The parser's message could quote the string (and its password): never show it.
+        let mut config = tokio_postgres::Config::from_str(connection_string).map_err(|_| {
+            invalid("options.connectionString is not a valid PostgreSQL connection string")
+        })?;
+        let range = |name: &str, v: Option<u64>, default: u64, hard: u64| -> Result<u64> {
+            match v {
+                None => Ok(default),
+                Some(v) if (1..=hard).contains(&v) => Ok(v),
+                Some(v) => Err(PrismError::range(format!(
+                    "options.{name} must be an integer from 1 to {hard}, got {v}"
+                ))),
+            }
+        };
+        let max = range(
+            "maxConnections",
+            max_connections,
+            Self::DEFAULT_MAX_CONNECTIONS,
+            Self::HARD_MAX_CONNECTIONS,
+        )?;
+        let timeout = range(
+            "connectTimeoutMs",
+            connect_timeout_ms,
+            Self::DEFAULT_CONNECT_TIMEOUT_MS,
+            Self::HARD_CONNECT_TIMEOUT_MS,
+        )?;
+        let schema = schema.unwrap_or(Self::DEFAULT_SCHEMA);
+        let ident_ok = !schema.is_empty()
+            && schema.len() <= 63
+            && schema
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && schema
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !ident_ok {
+            return Err(invalid(
+                "options.schema must be a plain identifier: a letter or _, then letters, digits or _ (at most 63)",
+            ));
+        }
+        let connect_timeout = Duration::from_millis(timeout);
+        config.connect_timeout(connect_timeout);
+        config.application_name("prism-review");
+        Ok(Self {
+            config,
+            max_connections: usize::try_from(max).unwrap_or(10),
+            schema: schema.to_string(),
+            connect_timeout,
+        })
+    }
+}
+
+struct Shared {
+    pool: Pool,
+    schema: String,
+    table: String,
+    password: Option<String>,
+    connect_timeout: Duration,
+    migrated: AtomicBool,
+    migrate_lock: tokio::sync::Mutex<()>,
+    life: Arc<Lifecycle>,
+}
+
+/// A PostgreSQL database holding checkpoints.
+pub struct PostgresPersistence {
+    shared: Arc<Shared>,
+}
+
+/// The [`CheckpointStore`] of a [`PostgresPersistence`].
+pub struct PostgresCheckpointStore {
+    shared: Arc<Shared>,
+}
+
+fn ts(col: &str) -> String {
+    format!("to_char({col} AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')")
+}
+
+fn columns() -> String {
+    format!(
+        "namespace, key, version, tenant_id, account_id, user_id, category, value, {}, {}",
+        ts("created_at"),
+        ts("updated_at")
+    )
+}
+
+impl Shared {
+    /// Remove anything that could be a credential from a message.
+    fn scrub(&self, message: String) -> String {
+        match &self.password {
+            Some(p) if !p.is_empty() => message.replace(p.as_str(), "***"),
+            _ => message,
+        }
+    }
+
+    fn db_error(&self, e: &tokio_postgres::Error) -> PrismError {
+        if let Some(db) = e.as_db_error() {
+            let code = db.code().code();
+            let msg = self.scrub(db.message().to_string());
+            return match code {
+                // serialization_failure, deadlock_detected, lock_not_available
+                "40001" | "40P01" | "55P03" => {
+                    PrismError::conflict(format!("postgres: {msg} ({code}), retry"))
+                }
+                // untranslatable_character (\u0000 in jsonb), program_limit_exceeded
+                "22P05" | "54000" => invalid(format!("postgres refused the value: {msg} ({code})")),
+                _ => PrismError::internal(format!("postgres: {msg} ({code})")),
+            };
+        }
+        let kind = if e.is_closed() {
+            "the connection was closed".to_string()
+        } else {
+            self.scrub(e.to_string())
+        };
+        PrismError::internal(format!("postgres: {kind}"))
+    }
+
+    fn pool_error(&self, e: PoolError) -> PrismError {
+        match e {
+            PoolError::Timeout(_) => PrismError::internal(format!(
+                "postgres: no connection within {} ms",
+                self.connect_timeout.as_millis()
+            )),
+            PoolError::Backend(e) => self.db_error(&e),
+            PoolError::Closed => self.life.closed_error(),
+            other => {
+                PrismError::internal(format!("postgres pool: {}", self.scrub(other.to_string())))
+            }
+        }
+    }
+
+    async fn client(&self) -> Result<deadpool_postgres::Client> {
+        let client = self.pool.get().await.map_err(|e| self.pool_error(e))?;
+        if !self.migrated.load(Ordering::Acquire) {
+            let _g = self.migrate_lock.lock().await;
+            if !self.migrated.load(Ordering::Acquire) {
+                self.migrate(&client).await?;
+                self.migrated.store(true, Ordering::Release);
+            }
+        }
+        Ok(client)
+    }
+
+    async fn migrate(&self, client: &deadpool_postgres::Client) -> Result<()> {
+        let s = &self.schema;
+        let lock_key = i64::from_str_radix(
+            &crate::json::sha256_hex(format!("prism-review:{s}").as_bytes())[..15],
+            16,
+        )
+        .unwrap_or(0x0050_5249_534d);
+        let sql = format!(
+            "BEGIN;
+             SELECT pg_advisory_xact_lock({lock_key});
+             CREATE SCHEMA IF NOT EXISTS \"{s}\";
+             CREATE TABLE IF NOT EXISTS \"{s}\".prism_migrations (
+               version integer PRIMARY KEY,
+               applied_at timestamptz NOT NULL DEFAULT now()
+             );
+             DO $prism$
+             BEGIN
+               IF NOT EXISTS (SELECT 1 FROM \"{s}\".prism_migrations WHERE version = 1) THEN
+                 CREATE TABLE \"{s}\".prism_checkpoints (
+                   namespace  text COLLATE \"C\" NOT NULL,
+                   key        text COLLATE \"C\" NOT NULL,
+                   version    bigint NOT NULL CHECK (version >= 1),
+                   tenant_id  text,
+                   account_id text,
+                   user_id    text,
+                   owner_key  text COLLATE \"C\" NOT NULL,
+                   category   text,
+                   value      jsonb NOT NULL,
+                   created_at timestamptz NOT NULL,
+                   updated_at timestamptz NOT NULL,
+                   PRIMARY KEY (namespace, key)
+                 );
+                 CREATE INDEX prism_checkpoints_by_owner
+                   ON \"{s}\".prism_checkpoints (namespace, owner_key, key);
+                 INSERT INTO \"{s}\".prism_migrations (version) VALUES (1);
+               END IF;
+             END
+             $prism$;
+             COMMIT;"
+        );
+        match client.batch_execute(&sql).await {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                // Leave the pooled connection usable.
+                let _ = client.batch_execute("ROLLBACK").await;
+                Err(self.db_error(&e))
+            }
+        }
+    }
+}
+
+fn owner_key(o: &Ownership) -> String {
+    serde_json::to_string(o).unwrap_or_default()
+}
+
+fn to_checkpoint(row: &Row) -> Result<Checkpoint> {
+    let get =
+        |e: tokio_postgres::Error| PrismError::internal(format!("postgres: unexpected row: {e}"));
+    let version: i64 = row.try_get(2).map_err(get)?;
+    Ok(Checkpoint {
+        namespace: row.try_get(0).map_err(get)?,
+        key: row.try_get(1).map_err(get)?,
+        version: u64::try_from(version).unwrap_or(0),
+        ownership: Ownership {
+            tenant_id: row.try_get(3).map_err(get)?,
+            account_id: row.try_get(4).map_err(get)?,
+            user_id: row.try_get(5).map_err(get)?,
+        },
+        category: row.try_get(6).map_err(get)?,
+        value: row.try_get(7).map_err(get)?,
+        created_at: row.try_get(8).map_err(get)?,
+        updated_at: row.try_get(9).map_err(get)?,
+    })
+}
+
+impl PostgresPersistence {
+    /// Builds the pool; no connection is made until the first operation.
+    pub fn new(options: PostgresOptions) -> Result<Self> {
+        let password = options
+            .config
+            .get_password()
+            .map(|p| String::from_utf8_lossy(p).into_owned());
+        let manager = Manager::from_config(
+            options.config,
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let t = Some(options.connect_timeout);
+        let pool = Pool::builder(manager)
+            .max_size(options.max_connections)
+            .runtime(Runtime::Tokio1)
+            .wait_timeout(t)
+            .create_timeout(t)
+            .recycle_timeout(t)
+            .build()
+            .map_err(|e| PrismError::internal(format!("postgres pool: {e}")))?;
+        let table = format!("\"{}\".prism_checkpoints", options.schema);
+        Ok(Self {
+            shared: Arc::new(Shared {
+                pool,
+                schema: options.schema,
+                table,
+                password,
+                connect_timeout: options.connect_timeout,
+                migrated: AtomicBool::new(false),
+                migrate_lock: tokio::sync::Mutex::new(()),
+                life: Lifecycle::new("PostgreSQL"),
+            }),
+        })
+    }
+
+    pub fn checkpoints(&self) -> Arc<dyn CheckpointStore> {
+        Arc::new(PostgresCheckpointStore {
+            shared: self.shared.clone(),
+        })
+    }
+
+    /// Refuse new work, wait for work in flight, close the pool. Idempotent.
+    pub async fn close(&self) -> Result<()> {
+        self.shared.life.close().await;
+        self.shared.pool.close();
+        Ok(())
+    }
+}
+
+type Params<'a> = Vec<&'a (dyn ToSql + Sync)>;
+
+impl PostgresCheckpointStore {
+    async fn query_opt(&self, sql: &str, params: &Params<'_>) -> Result<Option<Row>> {
+        let sh = &self.shared;
+        let _in = sh.life.enter().await?;
+        let client = sh.client().await?;
+        let stmt = client
+            .prepare_cached(sql)
+            .await
+            .map_err(|e| sh.db_error(&e))?;
+        client
+            .query_opt(&stmt, params)
+            .await
+            .map_err(|e| sh.db_error(&e))
+    }
+
+    async fn query(&self, sql: &str, params: &Params<'_>) -> Result<Vec<Row>> {
+        let sh = &self.shared;
+        let _in = sh.life.enter().await?;
+        let client = sh.client().await?;
+        let stmt = client
+            .prepare_cached(sql)
+            .await
+            .map_err(|e| sh.db_error(&e))?;
+        client
+            .query(&stmt, params)
+            .await
+            .map_err(|e| sh.db_error(&e))
+    }
+
+    async fn save_impl(&self, req: SaveCheckpoint) -> Result<Checkpoint> {
+        req.validate()?;
+        let bytes = super::value_bytes(&req.value);
+        if bytes > VALUE_BYTES_HARD {
+            return Err(PrismError::artifact(
+                ArtifactReason::RecordTooLarge,
+                format!("checkpoint value is {bytes} bytes, more than {VALUE_BYTES_HARD}"),
+            ));
+        }
+        let t = &self.shared.table;
+        let cols = columns();
+        let o = &req.ownership;
+        let okey = owner_key(o);
+        let json = tokio_postgres::types::Json(&req.value);
+        let insert = format!(
+            "INSERT INTO {t} AS t (namespace, key, version, tenant_id, account_id, user_id, owner_key, category, value, created_at, updated_at)
+             VALUES ($1, $2, 1, $3, $4, $5, $6, $7, $8, now(), now())"
+        );
+        let expected = req
+            .expected_version
+            .map(|v| i64::try_from(v).map_err(|_| invalid("input.expectedVersion is out of range")))
+            .transpose()?;
+        let row = match expected {
+            Some(0) => {
+                let sql =
+                    format!("{insert} ON CONFLICT (namespace, key) DO NOTHING RETURNING {cols}");
+                let p: Params = vec![
+                    &req.namespace,
+                    &req.key,
+                    &o.tenant_id,
+                    &o.account_id,
+                    &o.user_id,
+                    &okey,
+                    &req.category,
+                    &json,
+                ];
+                self.query_opt(&sql, &p).await?
+            }
+            Some(v) => {
+                let sql = format!(
+                    "UPDATE {t} SET version = version + 1, category = $4, value = $5, updated_at = now()
+                     WHERE namespace = $1 AND key = $2 AND owner_key = $3 AND version = $6 RETURNING {cols}"
+                );
+                let p: Params = vec![&req.namespace, &req.key, &okey, &req.category, &json, &v];
+                self.query_opt(&sql, &p).await?
+            }
+            None => {
+                let sql = format!(
+                    "{insert} ON CONFLICT (namespace, key) DO UPDATE SET version = t.version + 1,
+                       category = excluded.category, value = excluded.value, updated_at = now()
+                     WHERE t.owner_key = excluded.owner_key RETURNING {cols}"
+                );
+                let p: Params = vec![
+                    &req.namespace,
+                    &req.key,
+                    &o.tenant_id,
+                    &o.account_id,
+                    &o.user_id,
+                    &okey,
+                    &req.category,
+                    &json,
+                ];
+                self.query_opt(&sql, &p).await?
+            }
+        };
+        match row {
+            Some(r) => to_checkpoint(&r),
+            None => Err(match expected {
+                Some(0) => PrismError::conflict(format!("checkpoint {:?} already exists", req.key)),
+                Some(v) => PrismError::conflict(format!(
+                    "checkpoint {:?} is not at the expected version {v} for this owner",
+                    req.key
+                )),
+                None => PrismError::conflict(format!(
+                    "checkpoint {:?} is not writable by this owner",
+                    req.key
+                )),
+            }),
+        }
+    }
+
+    async fn load_impl(&self, ns: &str, key: &str, o: &Ownership) -> Result<Option<Checkpoint>> {
+        validate_target(ns, key, o)?;
+        let sql = format!(
+            "SELECT {} FROM {} WHERE namespace = $1 AND key = $2 AND owner_key = $3",
+            columns(),
+            self.shared.table
+        );
+        let okey = owner_key(o);
+        let p: Params = vec![&ns, &key, &okey];
+        self.query_opt(&sql, &p)
+            .await?
+            .map(|r| to_checkpoint(&r))
+            .transpose()
+    }
+
+    async fn list_impl(&self, q: ListCheckpoints) -> Result<Page<Checkpoint>> {
+        q.validate()?;
+        let after = q.cursor.as_deref().map(decode_cursor).transpose()?;
+        let limit = page_size(Some(q.limit.unwrap_or(PAGE_SIZE_DEFAULT)), PAGE_SIZE_HARD);
+        let prefix = q.prefix.clone().unwrap_or_default();
+        let (lower, exclusive) = match after {
+            Some(a) if a.as_str() >= prefix.as_str() => (a, true),
+            _ => (prefix.clone(), false),
+        };
+        let upper = prefix_upper_bound(&prefix);
+        let okey = q.ownership.as_ref().map(owner_key);
+        let fetch = i64::from(limit) + 1;
+        let mut sql = format!(
+            "SELECT {} FROM {} WHERE namespace = $1 AND key {} $2",
+            columns(),
+            self.shared.table,
+            if exclusive { ">" } else { ">=" }
+        );
+        let mut p: Params = vec![&q.namespace, &lower];
+        if let Some(u) = &upper {
+            p.push(u);
+            sql.push_str(&format!(" AND key < ${}", p.len()));
+        }
+        if let Some(k) = &okey {
+            p.push(k);
+            sql.push_str(&format!(" AND owner_key = ${}", p.len()));
+        }
+        p.push(&fetch);
+        sql.push_str(&format!(" ORDER BY key LIMIT ${}", p.len()));
+        let rows = self.query(&sql, &p).await?;
+        let mut items = Vec::with_capacity(rows.len().min(limit as usize));
+        let mut more = false;
+        for r in &rows {
+            if items.len() == limit as usize {
+                more = true;
+                break;
+            }
+            items.push(to_checkpoint(r)?);
+        }
+        let next_cursor = if more {
+            items.last().map(|c: &Checkpoint| encode_cursor(&c.key))
+        } else {
+            None
+        };
+        Ok(Page { items, next_cursor })
+    }
+
+    async fn delete_impl(
+        &self,
+        ns: &str,
+        key: &str,
+        o: &Ownership,
+        expected: Option<u64>,
+    ) -> Result<bool> {
+        validate_target(ns, key, o)?;
+        let t = &self.shared.table;
+        let okey = owner_key(o);
+        let expected = expected
+            .map(|v| i64::try_from(v).map_err(|_| invalid("input.expectedVersion is out of range")))
+            .transpose()?;
+        let deleted = match &expected {
+            Some(v) => {
+                let sql = format!(
+                    "DELETE FROM {t} WHERE namespace = $1 AND key = $2 AND owner_key = $3 AND version = $4 RETURNING version"
+                );
+                let p: Params = vec![&ns, &key, &okey, v];
+                self.query_opt(&sql, &p).await?
+            }
+            None => {
+                let sql = format!(
+                    "DELETE FROM {t} WHERE namespace = $1 AND key = $2 AND owner_key = $3 RETURNING version"
+                );
+                let p: Params = vec![&ns, &key, &okey];
+                self.query_opt(&sql, &p).await?
+            }
+        };
+        if deleted.is_some() {
+            return Ok(true);
+        }
+        let sql = format!("SELECT version FROM {t} WHERE namespace = $1 AND key = $2");
+        let p: Params = vec![&ns, &key];
+        match self.query_opt(&sql, &p).await? {
+            None => Ok(false),
+            Some(_) => Err(PrismError::conflict(format!(
+                "checkpoint {key:?} is not deletable by this owner at this version"
+            ))),
+        }
+    }
+}
+
+impl CheckpointStore for PostgresCheckpointStore {
+    fn admit(&self) -> Result<super::Admission> {
+        self.shared.life.admit()
+    }
+
+    fn save(&self, req: SaveCheckpoint) -> BoxFuture<'_, Result<Checkpoint>> {
+        Box::pin(self.save_impl(req))
+    }
+
+    fn load<'a>(
+        &'a self,
+        namespace: &'a str,
+        key: &'a str,
+        ownership: &'a Ownership,
+    ) -> BoxFuture<'a, Result<Option<Checkpoint>>> {
+        Box::pin(self.load_impl(namespace, key, ownership))
+    }
+
+    fn list(&self, query: ListCheckpoints) -> BoxFuture<'_, Result<Page<Checkpoint>>> {
+        Box::pin(self.list_impl(query))
+    }
+
+    fn delete<'a>(
+        &'a self,
+        namespace: &'a str,
+        key: &'a str,
+        ownership: &'a Ownership,
+        expected_version: Option<u64>,
+    ) -> BoxFuture<'a, Result<bool>> {
+        Box::pin(self.delete_impl(namespace, key, ownership, expected_version))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_are_checked_without_echoing_credentials() {
+        let e = PostgresOptions::new("postgres://u:s3cret@host:notaport/db", None, None, None)
+            .unwrap_err();
+        assert_eq!(e.reason(), Some("invalid_input"));
+        assert!(!e.message.contains("s3cret"));
+        let ok = "postgres://postgres@127.0.0.1:5432/test";
+        for schema in ["", "1a", "a-b", "a\"b", "a;drop", &"x".repeat(64)] {
+            assert!(
+                PostgresOptions::new(ok, None, Some(schema), None).is_err(),
+                "{schema}"
+            );
+        }
+        assert!(PostgresOptions::new(ok, None, Some("prism_Test_1"), None).is_ok());
+        for (m, t) in [
+            (Some(0), None),
+            (Some(101), None),
+            (None, Some(0)),
+            (None, Some(600_001)),
+        ] {
+            let e = PostgresOptions::new(ok, m, None, t).unwrap_err();
+            assert_eq!(e.class_name(), "RangeError");
+        }
+        let o = PostgresOptions::new(ok, None, None, None).unwrap();
+        assert_eq!((o.max_connections, o.schema.as_str()), (10, "public"));
+    }
+
+    #[tokio::test]
+    async fn an_unreachable_server_is_a_typed_error_without_the_password() {
+        let o = PostgresOptions::new(
+            "postgres://user:hunter2secret@127.0.0.1:1/db",
+            Some(1),
+            None,
+            Some(2000),
+        )
+        .unwrap();
+        let p = PostgresPersistence::new(o).unwrap();
+        let owner = Ownership {
+            user_id: Some("u".into()),
+            ..Default::default()
+        };
+        let e = p.checkpoints().load("n", "k", &owner).await.unwrap_err();
+        assert_eq!(e.code(), "ERR_PRISM_INTERNAL");
+        assert!(e.message.starts_with("postgres"), "{e}");
+        assert!(!e.message.contains("hunter2secret"), "{e}");
+        p.close().await.unwrap();
+        let e = p.checkpoints().load("n", "k", &owner).await.unwrap_err();
+        assert!(e.message.contains("closed"), "{e}");
+    }
+
+    /// Runs against `PRISM_TEST_POSTGRES_URL` in its own schema, dropped afterwards.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[ignore = "needs PRISM_TEST_POSTGRES_URL; run with --ignored (the JS suite runs it too)"]
+    async fn conformance() {
+        let url = std::env::var("PRISM_TEST_POSTGRES_URL").expect("PRISM_TEST_POSTGRES_URL");
+        let schema = format!("prism_test_{}", std::process::id());
+        let o = PostgresOptions::new(&url, Some(8), Some(&schema), None).unwrap();
+        let p = PostgresPersistence::new(o).unwrap();
+        // Two instances migrating at once: the advisory lock makes it one migration.
+        let o2 = PostgresOptions::new(&url, Some(2), Some(&schema), None).unwrap();
+        let p2 = PostgresPersistence::new(o2).unwrap();
+        let owner = Ownership {
+            user_id: Some("u".into()),
+            ..Default::default()
+        };
+        let (s1, s2) = (p.checkpoints(), p2.checkpoints());
+        let (a, b) = tokio::join!(s1.load("n", "k", &owner), s2.load("n", "k", &owner));
+        assert!(a.unwrap().is_none() && b.unwrap().is_none());
+        // Run in a task so the schema is dropped even when a check fails.
+        let store = p.checkpoints();
+        let outcome = tokio::spawn(async move {
+            super::super::conformance::run_with(&*store, false).await;
+        })
+        .await;
+        p2.close().await.unwrap();
+        let (client, conn) = tokio_postgres::connect(&url, NoTls).await.unwrap();
+        tokio::spawn(conn);
+        p.close().await.unwrap();
+        client
+            .batch_execute(&format!("DROP SCHEMA \"{schema}\" CASCADE"))
+            .await
+            .unwrap();
+        if let Err(e) = outcome {
+            std::panic::resume_unwind(e.into_panic());
+        }
+    }
+}
