@@ -87,7 +87,7 @@ export function createRacyStore() {
  */
 export function createRealService({ linkSecret, limits, store = prism.createMemoryCheckpointStore(), calls = [], redactor } = {}) {
   const service = prism.createArtifactService(store, { redactor: redactor ?? prism.createSecretRedactor([]), linkSecret, ...(limits ? { limits } : {}) })
-  const logged = { store, calls, inner: service }
+  const logged = { store, calls, inner: service, limits: service.limits }
   for (const op of OPERATIONS) {
     logged[op] = (input) => {
       calls.push(input)

@@ -4,6 +4,7 @@
 import { test, describe, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import net from 'node:net'
+import * as prism from '../index.mjs'
 import { serve, createFakeService, createRealService, createRacyStore, createArtifactHandler, toNodeListener, ArtifactError, signLink } from './http-support.mjs'
 
 const linkSecret = 'link-secret-do-not-leak-0123456789'
@@ -337,6 +338,20 @@ for (const kind of KINDS) describe(`routes and statuses over node:http (${kind.n
     assert.equal((await r.json()).error.code, 'body_too_large')
     assert.equal(authLog.length, 0)
   })
+})
+
+test('download verifies links under the service\'s own deliveryTokenBytes cap', async () => {
+  const service = createRealService({ linkSecret, limits: { deliveryTokenBytes: 512 } })
+  const handler = createArtifactHandler({ service, authorize: () => ({ tenantId: 'tenant-1', userId: 'u'.repeat(250) }), linkSecret })
+  // Signed with the default 4 KiB cap, longer than this service's 512 bytes.
+  const { link } = prism.signArtifactDeliveryLink(
+    { artifactId: 'a1', threadId: 'thread-1', version: 1, ownership: { tenantId: 'tenant-1', userId: 'u'.repeat(250) } },
+    linkSecret,
+  )
+  assert.ok(link.length > 512)
+  const r = await handler(new Request('http://h/prism/artifacts/download?link=' + encodeURIComponent(link)))
+  assert.equal(r.status, 400)
+  assert.equal((await r.json()).error.code, 'link_too_large')
 })
 
 describe('body cap is enforced while streaming', () => {

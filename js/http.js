@@ -108,7 +108,10 @@ function resolveOptions(options) {
   }
   // The link secret as it would appear inside JSON text, to scrub it from any response.
   const secretText = typeof linkSecret === 'string' && linkSecret.length >= 4 ? JSON.stringify(linkSecret).slice(1, -1) : null
-  return { service, authorize, linkSecret, base, redactor, maxRequestBytes, secretText }
+  // Verify links under the service's own cap on their size when it exposes its limits.
+  const tokenBytes = service.limits && service.limits.deliveryTokenBytes
+  const verifyOptions = Number.isSafeInteger(tokenBytes) ? { limits: { deliveryTokenBytes: tokenBytes } } : undefined
+  return { service, authorize, linkSecret, base, redactor, maxRequestBytes, secretText, verifyOptions }
 }
 
 /**
@@ -188,7 +191,7 @@ async function download(ctx, request, url, signal) {
   if (link === null || link === '') {
     throw new HttpFailure(400, 'invalid_input', 'query parameter link is required')
   }
-  const token = verifyLink(link, ctx.linkSecret)
+  const token = verifyLink(link, ctx.linkSecret, ctx.verifyOptions)
   const auth = await authorizeRequest(ctx, {
     request,
     operation: 'download',
@@ -212,12 +215,12 @@ async function download(ctx, request, url, signal) {
 }
 
 /** Verify a delivery link with the artifact service's verifier (signature, then expiry). */
-function verifyLink(link, secret) {
+function verifyLink(link, secret, options) {
   const verify = artifacts.verifyArtifactDeliveryLink
   if (typeof verify !== 'function') {
     throw new Error('verifyArtifactDeliveryLink is not available')
   }
-  const token = verify(link, secret)
+  const token = verify(link, secret, options)
   if (token === null || typeof token !== 'object' || typeof token.threadId !== 'string' || typeof token.artifactId !== 'string') {
     throw new ArtifactError('invalid_link', 'the delivery link does not name an artifact')
   }
