@@ -188,6 +188,33 @@ test('an amended commit supersedes the acceptance, and reviewing again opens a n
   assert.equal(json(dir, ['status', '--base', 'main']).state, 'accepted')
 })
 
+test('a review whose artifact is full continues in the next artifact', (t) => {
+  const dir = repoWithFeature(t)
+  // ~200 long paths make a manifest of ~37 KiB: two revisions overflow the 64 KiB record.
+  for (let i = 0; i < 200; i++) writeFileSync(join(dir, `generated-file-with-a-deliberately-long-name-for-the-manifest-${String(i).padStart(4, '0')}.txt`), `${i}\n`)
+  git(dir, 'add', '-A')
+  git(dir, 'commit', '--quiet', '--amend', '-m', 'agent change with many files')
+  const first = json(dir, ['review', '--base', 'main'])
+  assert.equal(first.action, 'attached')
+  writeFileSync(join(dir, 'c.txt'), 'amended\n')
+  git(dir, 'commit', '--quiet', '--amend', '-am', 'agent change, amended')
+  const second = json(dir, ['review', '--base', 'main'])
+  assert.equal(second.action, 'rolled over')
+  assert.equal(second.artifactId, `${first.artifactId}-2`)
+  assert.equal(second.state, 'pending')
+  assert.equal(cli(dir, ['approve', '--base', 'main']).code, 0)
+  assert.equal(cli(dir, ['status', '--base', 'main', '--require', 'accepted']).code, 0)
+  const log = json(dir, ['log', '--base', 'main'])
+  assert.deepEqual(
+    log.history.map((e) => [e.artifactId, e.kind, e.version]),
+    [
+      [first.artifactId, 'revision', 1],
+      [second.artifactId, 'revision', 1],
+      [second.artifactId, 'decision', 1],
+    ],
+  )
+})
+
 test('a rebase onto a new base supersedes the acceptance even when the patch text is the same', (t) => {
   const dir = repoWithFeature(t)
   assert.equal(cli(dir, ['review', '--base', 'main']).code, 0)

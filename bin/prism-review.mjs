@@ -6,7 +6,7 @@ import { parseArgs } from 'node:util'
 import { userInfo } from 'node:os'
 import { UsageError, CliError, describeError, fromParseArgsError } from './lib/errors.mjs'
 import { openStore } from './lib/context.mjs'
-import { readGitState, reviewIds, submitReview, deriveStatus, decide, history, STATES } from './lib/review.mjs'
+import { readGitState, reviewIds, submitReview, deriveStatus, decide, history, getRecord, generationIds, STATES } from './lib/review.mjs'
 import { parseCheckSpec, runChecks } from './lib/checks.mjs'
 import { runGit } from './lib/git.mjs'
 import { printJson, println, statusJson, statusLines, short } from './lib/output.mjs'
@@ -126,7 +126,12 @@ async function cmdReview(values) {
     }
     const adds = gs.diffstat.reduce((n, d) => n + d.additions, 0)
     const dels = gs.diffstat.reduce((n, d) => n + d.deletions, 0)
-    const verb = { attached: 'attached a new review', revised: `revised the review (revision ${st.revision?.version})`, unchanged: 'the review is unchanged' }[r.action]
+    const verb = {
+      attached: 'attached a new review',
+      revised: `revised the review (revision ${st.revision?.version})`,
+      'rolled over': `the previous artifact is full: continued the review in artifact ${st.ids.artifactId}`,
+      unchanged: 'the review is unchanged',
+    }[r.action]
     println(`${verb} for ${gs.headName} (${short(gs.headSha)}) over ${gs.baseRef} (${short(gs.mergeBase)})`)
     if (r.previous) println(`supersedes ${r.previous.reasons.join('; ')}`)
     println(`review     ${r.review.reviewId}`)
@@ -135,7 +140,7 @@ async function cmdReview(values) {
     println(`patch      ${r.patchUri} (${gs.patch.length} bytes)`)
     println(`changes    ${gs.changedPaths.length} file(s), +${adds} -${dels}`)
     for (const c of checks) println(`check      ${c.name}: ${c.exitCode === 0 ? 'ok' : `failed (exit ${c.exitCode})`}`)
-    println(`thread     ${ids.threadId}, artifact ${ids.artifactId}`)
+    println(`thread     ${st.ids.threadId}, artifact ${st.ids.artifactId}`)
     return 0
   })
 }
@@ -188,7 +193,13 @@ async function cmdDecide(decision, values) {
 async function cmdLog(values) {
   return withTarget(values, async (store, gs, ids) => {
     const st = await deriveStatus(store, gs, ids)
-    const events = st.record ? history(st.record) : []
+    // Every artifact of the review, oldest first (a full artifact continues in the next).
+    const events = []
+    for (let n = 1; st.record && n <= st.ids.generation; n++) {
+      const gen = generationIds(ids, n)
+      const record = n === st.ids.generation ? st.record : await getRecord(store.service, gen)
+      if (record) for (const e of history(record)) events.push({ artifactId: gen.artifactId, ...e })
+    }
     if (values.json) {
       printJson({ ...statusJson(st), history: events })
       return 0
@@ -197,14 +208,19 @@ async function cmdLog(values) {
       for (const l of statusLines(st)) println(l)
       return 0
     }
-    println(`history of ${st.stored?.reviewId ?? ids.artifactId} (thread ${ids.threadId}, artifact ${ids.artifactId})`)
+    println(`history of ${gs.headName} over ${gs.baseRef} (thread ${st.ids.threadId})`)
+    let artifact = null
     for (const e of events) {
+      if (e.artifactId !== artifact) {
+        artifact = e.artifactId
+        println(`artifact ${artifact}`)
+      }
       const at = e.at ? `${e.at}  ` : ''
       if (e.kind === 'revision') {
         const checks = e.checks.length ? `, checks ${e.checks.map((c) => `${c.name}=${c.exitCode}`).join(' ')}` : ''
-        println(`${at}revision ${e.version}: head ${short(e.head)} over ${short(e.base)}, patch ${short(String(e.hash).replace(/^sha256:/, ''))}${checks}`)
+        println(`  ${at}revision ${e.version}: head ${short(e.head)} over ${short(e.base)}, patch ${short(String(e.hash).replace(/^sha256:/, ''))}${checks}`)
       } else {
-        println(`${at}revision ${e.version} ${e.state} by ${e.reviewer}${e.note ? `: "${e.note}"` : ''}`)
+        println(`  ${at}revision ${e.version} ${e.state} by ${e.reviewer}${e.note ? `: "${e.note}"` : ''}`)
       }
     }
     println(`now: ${statusLines(st)[0].replace(/^state\s+/, '')}`)

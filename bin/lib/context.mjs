@@ -8,6 +8,13 @@ import { CliError } from './errors.mjs'
 /** The one owner every local review belongs to; `serve` authorizes requests to the same owner. */
 export const LOCAL_OWNERSHIP = Object.freeze({ tenantId: 'local', userId: 'prism-review' })
 
+/**
+ * Every revision of a review carries its whole manifest in `preview.review`, so the record
+ * and preview caps are raised to their hard maximum (64 KiB); a review whose artifact is
+ * full anyway continues in a new artifact (see review.mjs).
+ */
+export const SERVICE_LIMITS = Object.freeze({ recordBytes: 64 * 1024, previewBytes: 64 * 1024 })
+
 let apiPromise
 /** The package's public API (`import('prism-review')`), loaded on first use. */
 export function loadApi() {
@@ -67,7 +74,7 @@ export async function openStore({ root, db, cwd = process.cwd(), extraSecrets = 
   const { secret } = loadLinkSecret(dbPath)
   const persistence = await api.createSqlitePersistence({ filename: dbPath })
   const redactor = api.createSecretRedactor([secret, ...extraSecrets.filter((s) => typeof s === 'string' && s)])
-  const service = api.createArtifactService(persistence.checkpoints, { redactor, linkSecret: secret })
+  const service = api.createArtifactService(persistence.checkpoints, { redactor, linkSecret: secret, limits: SERVICE_LIMITS })
   let closed = false
   return {
     api,

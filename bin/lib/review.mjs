@@ -130,14 +130,41 @@ function isNotFound(err) {
   return err && err.code === 'ERR_PRISM_ARTIFACT' && err.reason === 'not_found'
 }
 
-/** The artifact record of the review, or null when there is none yet. */
-export async function findRecord(service, ids) {
+/** The artifact record `ids` names, or null when there is none. */
+export async function getRecord(service, ids) {
   try {
     return await service.get({ ownership: LOCAL_OWNERSHIP, threadId: ids.threadId, artifactId: ids.artifactId })
   } catch (err) {
     if (isNotFound(err)) return null
     throw err
   }
+}
+
+/** At most this many artifacts per review (each full one rolls over to the next). */
+const MAX_GENERATIONS = 32
+
+/**
+ * A review's artifacts: `<artifactId>`, then `<artifactId>-2`, `-3`, … once one is full
+ * (its revision or record cap reached). The current one is the last that exists:
+ * `{ record, ids }`, with `record` null (and generation 1) before the first review.
+ */
+export async function findRecord(service, baseIds) {
+  let found = { record: null, ids: { ...baseIds, generation: 1 } }
+  for (let n = 1; n <= MAX_GENERATIONS; n++) {
+    const ids = generationIds(baseIds, n)
+    const record = await getRecord(service, ids)
+    if (!record) break
+    found = { record, ids }
+  }
+  return found
+}
+
+export function generationIds(baseIds, n) {
+  return { threadId: baseIds.threadId, artifactId: n <= 1 ? baseIds.artifactId : `${baseIds.artifactId}-${n}`, generation: n }
+}
+
+function isFull(err) {
+  return err && err.code === 'ERR_PRISM_ARTIFACT' && (err.reason === 'too_many_revisions' || err.reason === 'record_too_large')
 }
 
 export function revisionsOf(record) {
@@ -185,8 +212,8 @@ export function changeReasons(stored, current) {
  * carried into the re-derived manifest, so only a change of patch, base, head or identity
  * (or a newer revision) moves the state.
  */
-export async function deriveStatus(store, gs, ids) {
-  const record = await findRecord(store.service, ids)
+export async function deriveStatus(store, gs, baseIds) {
+  const { record, ids } = await findRecord(store.service, baseIds)
   if (!record) return { state: 'none', reason: 'no review yet for this head and base', upToDate: false, record: null, gs, ids }
   const revision = latestRevision(record)
   const stored = manifestOf(revision)
@@ -217,41 +244,48 @@ export async function deriveStatus(store, gs, ids) {
 }
 
 /** Runs `review`: stores the patch body, attaches or revises the artifact, derives the state. */
-export async function submitReview(store, gs, ids, { checks = [], diagnostics } = {}) {
+export async function submitReview(store, gs, baseIds, { checks = [], diagnostics } = {}) {
   if (gs.patch.length === 0) {
     throw new CliError(`nothing to review: ${gs.headName} (${short(gs.headSha)}) has no changes over ${gs.baseRef}`)
   }
   const { uri } = storePatch(gs.root, gs.patchSha, gs.patch)
-  const { review, artifactInput } = await buildManifest(gs, ids, { checks, diagnostics, patchUri: uri })
-  const existing = await findRecord(store.service, ids)
+  const found = await findRecord(store.service, baseIds)
+  let ids = found.ids
+  let { review, artifactInput } = await buildManifest(gs, ids, { checks, diagnostics, patchUri: uri })
   let action
-  let record
   let previous
-  if (!existing) {
-    record = await store.service.attach({ ...artifactInput, ownership: LOCAL_OWNERSHIP })
+  const prev = found.record ? manifestOf(latestRevision(found.record)) : null
+  if (!found.record) {
+    await store.service.attach({ ...artifactInput, ownership: LOCAL_OWNERSHIP })
     action = 'attached'
+  } else if (prev && prev.digest === review.digest) {
+    action = 'unchanged'
   } else {
-    const prev = manifestOf(latestRevision(existing))
-    if (prev && prev.digest === review.digest) {
-      record = existing
-      action = 'unchanged'
-    } else {
-      const input = { ownership: LOCAL_OWNERSHIP, threadId: ids.threadId, artifactId: ids.artifactId }
-      for (const k of ['uri', 'hash', 'mime', 'preview', 'size', 'title', 'producer', 'citations']) {
-        if (artifactInput[k] !== undefined) input[k] = artifactInput[k]
-      }
-      record = await store.service.revise(input)
+    if (prev) previous = { digest: prev.digest, reasons: changeReasons(prev, review) }
+    const input = { ownership: LOCAL_OWNERSHIP, threadId: ids.threadId, artifactId: ids.artifactId }
+    for (const k of ['uri', 'hash', 'mime', 'preview', 'size', 'title']) {
+      if (artifactInput[k] !== undefined) input[k] = artifactInput[k]
+    }
+    try {
+      await store.service.revise(input)
       action = 'revised'
-      if (prev) previous = { digest: prev.digest, reasons: changeReasons(prev, review) }
+    } catch (err) {
+      if (!isFull(err) || ids.generation >= MAX_GENERATIONS) throw err
+      // This artifact is full: the review continues in the next one, pending again.
+      ids = generationIds(baseIds, ids.generation + 1)
+      ;({ review, artifactInput } = await buildManifest(gs, ids, { checks, diagnostics, patchUri: uri }))
+      await store.service.attach({ ...artifactInput, ownership: LOCAL_OWNERSHIP })
+      action = 'rolled over'
     }
   }
-  const status = await deriveStatus(store, gs, ids)
-  return { action, review, record, status, patchUri: uri, previous }
+  const status = await deriveStatus(store, gs, baseIds)
+  return { action, review, status, patchUri: uri, previous }
 }
 
 /** Records a decision on the current revision; refuses when the review is out of date. */
-export async function decide(store, gs, ids, decision, { note, reviewer }) {
-  const before = await deriveStatus(store, gs, ids)
+export async function decide(store, gs, baseIds, decision, { note, reviewer }) {
+  const before = await deriveStatus(store, gs, baseIds)
+  const ids = before.ids
   if (!before.record) throw new CliError(`no review for ${gs.headName} over ${gs.baseRef}: run \`prism-review review\` first`)
   if (!before.upToDate) {
     throw new CliError(`the review is out of date (${before.reason}): run \`prism-review review\` first`)
@@ -265,7 +299,7 @@ export async function decide(store, gs, ids, decision, { note, reviewer }) {
   }
   if (note !== undefined) input.note = note
   const record = decision === 'approve' ? await store.service.approve(input) : await store.service.reject(input)
-  const after = await deriveStatus(store, gs, ids)
+  const after = await deriveStatus(store, gs, baseIds)
   return { decision, record, status: after, reviewer, note }
 }
 
