@@ -1,13 +1,16 @@
 'use strict'
 // Diagnostics: normalizeDiagnostics, diagnosticDelta, diagnosticIdentity.
 //
-// Values cross the boundary as JSON text. `diagnosticDelta` gets back only indices into
-// `next` / `previous` (the Rust core validates, dedupes, orders and diffs), so the large
-// messages never travel back: the result entries are rebuilt here from the caller's own
-// entries, with the fields in one fixed order.
+// Unlike the package default (JSON text), the bulk arrays are read by the native side
+// directly through Node-API (each property once) and results are built as objects there:
+// JSON text both ways measured ~8x a JSON round trip at n = 10 000 against a 3x target.
+// `diagnosticDelta` gets back only indices into `next` / `previous` (the Rust core
+// validates, dedupes, orders and diffs), so messages never travel back: the result
+// entries are rebuilt here from the caller's own entries, fields in one fixed order.
+// Options and single diagnostics are small and cross as JSON text.
 
 const native = require('./native.js')
-const { callNative, toJson } = require('./errors.js')
+const { translate, toJson } = require('./errors.js')
 
 function typeError(message) {
   const e = new TypeError(message)
@@ -25,6 +28,22 @@ function isObject(v) {
   return typeof v === 'object' && v !== null && !Array.isArray(v)
 }
 
+// Our typed errors pass through; anything else thrown while the native side read the
+// input (a throwing getter or Proxy trap) becomes a TypeError with the original as cause.
+function call(fn, ...args) {
+  try {
+    return fn(...args)
+  } catch (err) {
+    const e = translate(err)
+    if (e && typeof e.code === 'string' && (e.code.startsWith('ERR_PRISM_') || e.code.startsWith('ERR_INVALID') || e.code === 'ERR_OUT_OF_RANGE')) {
+      throw e
+    }
+    const t = typeError(`input could not be read: ${e && e.message ? e.message : String(e)}`)
+    t.cause = e
+    throw t
+  }
+}
+
 /**
  * Validate and bound host-parsed diagnostics. Malformed entries are dropped whole;
  * a non-array `raw` or bad `options` is a TypeError (RangeError for a limit out of range).
@@ -34,9 +53,7 @@ function normalizeDiagnostics(raw, options) {
     throw typeError(`options must be an object with workspaceRoot and generation, got ${describe(options)}`)
   }
   if (!Array.isArray(raw)) throw typeError(`raw must be an array of diagnostics, got ${describe(raw)}`)
-  const optionsJson = toJson(options, typeError)
-  const rawJson = toJson(raw, typeError)
-  return JSON.parse(callNative(native.diagnosticsNormalize, rawJson, optionsJson))
+  return call(native.diagnosticsNormalize, raw, toJson(options, typeError))
 }
 
 function entry(d) {
@@ -67,8 +84,7 @@ function diagnosticDelta(input) {
   }
   // Read each argument once, so the arrays mapped below are the ones the native side saw.
   const { next, previous, generation } = input
-  const text = toJson({ next, previous, generation }, typeError)
-  const r = JSON.parse(callNative(native.diagnosticsDeltaIndices, text))
+  const r = JSON.parse(call(native.diagnosticsDeltaIndices, { next, previous, generation }))
   return {
     added: pick(next, r.added),
     removed: r.removed.length === 0 ? [] : pick(previous, r.removed),
@@ -80,7 +96,7 @@ function diagnosticDelta(input) {
 /** The stable identity `file:source:line:character:code` (empty for absent source/code). */
 function diagnosticIdentity(diagnostic) {
   if (!isObject(diagnostic)) throw typeError(`diagnostic must be an object, got ${describe(diagnostic)}`)
-  return callNative(native.diagnosticsIdentity, toJson(diagnostic, typeError))
+  return call(native.diagnosticsIdentity, toJson(diagnostic, typeError))
 }
 
 module.exports = { normalizeDiagnostics, diagnosticDelta, diagnosticIdentity }

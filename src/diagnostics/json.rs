@@ -127,12 +127,17 @@ pub fn parse_options(v: &Value) -> Result<NormalizeOptions> {
     })
 }
 
+/// Options of `normalizeDiagnostics` from their JSON text.
+pub fn parse_options_json(text: &str) -> Result<NormalizeOptions> {
+    let store = OnceCell::new();
+    let options: Value = parse_text(text, &store, "options")?;
+    parse_options(&options)
+}
+
 /// `normalizeDiagnostics(raw, options)`: JSON texts in, JSON array of normalized
 /// diagnostics out.
 pub fn normalize_json(raw_text: &str, options_text: &str) -> Result<String> {
-    let store = OnceCell::new();
-    let options: Value = parse_text(options_text, &store, "options")?;
-    let opts = parse_options(&options)?;
+    let opts = parse_options_json(options_text)?;
     let store = OnceCell::new();
     let list: RawList<'_> = parse_text(raw_text, &store, "raw")?;
     let entries = match list {
@@ -147,56 +152,49 @@ pub fn normalize_json(raw_text: &str, options_text: &str) -> Result<String> {
     serialize(&normalize_entries(entries, &opts)?)
 }
 
-fn type_err(path: &str, what: &str, got: &RawField<'_>) -> PrismError {
-    PrismError::type_error(format!("{path} {what}, got {}", got.type_name()))
+/// Why a field of a normalized diagnostic is refused (the path is added by the caller, so
+/// the happy path formats nothing).
+type FieldResult<T> = std::result::Result<T, (&'static str, &'static str, String)>;
+
+fn bad<T>(field: &'static str, what: &'static str, got: &RawField<'_>) -> FieldResult<T> {
+    Err((field, what, got.type_name().to_string()))
 }
 
-fn strict_u64(f: &RawField<'_>, path: &str) -> Result<u64> {
+fn strict_u64(f: &RawField<'_>, field: &'static str) -> FieldResult<u64> {
+    const WHAT: &str = "must be a non-negative safe integer";
     match f {
-        RawField::Num(n) => n.safe_u64().ok_or_else(|| {
-            PrismError::type_error(format!("{path} must be a non-negative integer"))
-        }),
-        other => Err(type_err(path, "must be a non-negative integer", other)),
+        RawField::Num(n) => match n.safe_u64() {
+            Some(v) => Ok(v),
+            None => bad(field, WHAT, f),
+        },
+        other => bad(field, WHAT, other),
     }
 }
 
-fn strict_opt_u64(f: &RawField<'_>, path: &str) -> Result<Option<u64>> {
+fn strict_opt_u64(f: &RawField<'_>, field: &'static str) -> FieldResult<Option<u64>> {
     match f {
         RawField::Absent => Ok(None),
-        other => strict_u64(other, path).map(Some),
+        other => strict_u64(other, field).map(Some),
     }
 }
 
-fn strict_opt_str(f: RawField<'_>, path: &str) -> Result<Option<String>> {
+fn strict_opt_str(f: RawField<'_>, field: &'static str) -> FieldResult<Option<String>> {
     match f {
         RawField::Absent => Ok(None),
         RawField::Str(s) => Ok(Some(s.into_owned())),
-        other => Err(type_err(path, "must be a string or absent", &other)),
+        other => bad(field, "must be a string or absent", &other),
     }
 }
 
-/// A normalized diagnostic given back to us (`diagnosticDelta`, `diagnosticIdentity`).
-/// With `full` false only the identity fields are required.
-pub fn strict_entry(e: RawEntry<'_>, path: &str, full: bool) -> Result<NormalizedDiagnostic> {
-    if let Some(t) = e.not_object {
-        return Err(PrismError::type_error(format!(
-            "{path} must be a normalized diagnostic object, got {t}"
-        )));
-    }
+fn strict_fields(e: RawEntry<'_>, full: bool) -> FieldResult<NormalizedDiagnostic> {
     let file = match e.file {
         RawField::Str(s) if !s.is_empty() => s.into_owned(),
-        other => {
-            return Err(type_err(
-                &format!("{path}.file"),
-                "must be a non-empty string",
-                &other,
-            ))
-        }
+        other => return bad("file", "must be a non-empty string", &other),
     };
-    let line = strict_u64(&e.line, &format!("{path}.line"))?;
-    let character = strict_u64(&e.character, &format!("{path}.character"))?;
-    let source = strict_opt_str(e.source, &format!("{path}.source"))?;
-    let code = strict_opt_str(e.code, &format!("{path}.code"))?;
+    let line = strict_u64(&e.line, "line")?;
+    let character = strict_u64(&e.character, "character")?;
+    let source = strict_opt_str(e.source, "source")?;
+    let code = strict_opt_str(e.code, "code")?;
     let mut d = NormalizedDiagnostic {
         file,
         line,
@@ -212,31 +210,51 @@ pub fn strict_entry(e: RawEntry<'_>, path: &str, full: bool) -> Result<Normalize
     if !full {
         return Ok(d);
     }
-    d.end_line = strict_opt_u64(&e.end_line, &format!("{path}.endLine"))?;
-    d.end_character = strict_opt_u64(&e.end_character, &format!("{path}.endCharacter"))?;
+    d.end_line = strict_opt_u64(&e.end_line, "endLine")?;
+    d.end_character = strict_opt_u64(&e.end_character, "endCharacter")?;
     d.severity = match &e.severity {
-        RawField::Str(s) => Severity::parse(s),
-        _ => None,
-    }
-    .ok_or_else(|| {
-        type_err(
-            &format!("{path}.severity"),
-            "must be \"error\", \"warning\", \"information\" or \"hint\"",
-            &e.severity,
-        )
-    })?;
-    d.message = match e.message {
-        RawField::Str(s) => s.into_owned(),
+        RawField::Str(s) => match Severity::parse(s) {
+            Some(v) => v,
+            None => {
+                return Err((
+                    "severity",
+                    "must be \"error\", \"warning\", \"information\" or \"hint\"",
+                    format!("{s:?}"),
+                ))
+            }
+        },
         other => {
-            return Err(type_err(
-                &format!("{path}.message"),
-                "must be a string",
-                &other,
-            ))
+            return bad(
+                "severity",
+                "must be \"error\", \"warning\", \"information\" or \"hint\"",
+                other,
+            )
         }
     };
-    d.generation = strict_u64(&e.generation, &format!("{path}.generation"))?;
+    d.message = match e.message {
+        RawField::Str(s) => s.into_owned(),
+        other => return bad("message", "must be a string", &other),
+    };
+    d.generation = strict_u64(&e.generation, "generation")?;
     Ok(d)
+}
+
+/// A normalized diagnostic given back to us (`diagnosticDelta`, `diagnosticIdentity`).
+/// With `full` false only the identity fields are required. `path` names it in errors.
+pub fn strict_entry(
+    e: RawEntry<'_>,
+    path: impl Fn() -> String,
+    full: bool,
+) -> Result<NormalizedDiagnostic> {
+    if let Some(t) = e.not_object {
+        return Err(PrismError::type_error(format!(
+            "{} must be a normalized diagnostic object, got {t}",
+            path()
+        )));
+    }
+    strict_fields(e, full).map_err(|(field, what, got)| {
+        PrismError::type_error(format!("{}.{field} {what}, got {got}", path()))
+    })
 }
 
 fn strict_list(
@@ -255,7 +273,7 @@ fn strict_list(
         RawList::List(l) => l
             .into_iter()
             .enumerate()
-            .map(|(i, e)| strict_entry(e, &format!("{name}[{i}]"), true))
+            .map(|(i, e)| strict_entry(e, || format!("{name}[{i}]"), true))
             .collect::<Result<Vec<_>>>()
             .map(Some),
     }
@@ -272,6 +290,11 @@ pub struct DeltaArgs {
 pub fn parse_delta_args(text: &str) -> Result<DeltaArgs> {
     let store = OnceCell::new();
     let input: RawDeltaInput<'_> = parse_text(text, &store, "input")?;
+    delta_args(input)
+}
+
+/// Validate already-split `diagnosticDelta` arguments.
+pub fn delta_args(input: RawDeltaInput<'_>) -> Result<DeltaArgs> {
     if let Some(t) = input.not_object {
         return Err(PrismError::type_error(format!(
             "diagnosticDelta expects an object {{ next, previous?, generation? }}, got {t}"
@@ -299,5 +322,9 @@ pub fn delta_indices_json(text: &str) -> Result<String> {
 pub fn identity_json(text: &str) -> Result<String> {
     let store = OnceCell::new();
     let e: RawEntry<'_> = parse_text(text, &store, "diagnostic")?;
-    Ok(identity(&strict_entry(e, "diagnostic", false)?))
+    Ok(identity(&strict_entry(
+        e,
+        || "diagnostic".to_string(),
+        false,
+    )?))
 }

@@ -173,12 +173,23 @@ pub fn normalize_entries(
     entries: Vec<RawEntry<'_>>,
     opts: &NormalizeOptions,
 ) -> Result<Vec<NormalizedDiagnostic>> {
+    Ok(normalize_indexed(entries, opts)?
+        .into_iter()
+        .map(|(_, d)| d)
+        .collect())
+}
+
+/// [`normalize_entries`], each kept entry with its index in the input.
+pub fn normalize_indexed(
+    entries: Vec<RawEntry<'_>>,
+    opts: &NormalizeOptions,
+) -> Result<Vec<(usize, NormalizedDiagnostic)>> {
     let root = opts.check()?;
     let mut counts: HashMap<String, usize> = HashMap::new();
     let mut out = Vec::with_capacity(entries.len().min(1 << 16));
-    for e in entries {
+    for (i, e) in entries.into_iter().enumerate() {
         if let Some(d) = normalize_one(e, &root, opts, &mut counts) {
-            out.push(d);
+            out.push((i, d));
         }
     }
     Ok(out)
@@ -367,24 +378,87 @@ pub struct DeltaIndices {
     pub generation: u64,
 }
 
-/// Sorted, deduplicated indices of `items` (the canonical representative of each identity).
+/// Rank of each distinct string among `items` (by code point order).
+fn ranks<'a>(items: impl Iterator<Item = &'a str>) -> HashMap<&'a str, u32> {
+    let mut distinct: Vec<&str> = items.collect();
+    distinct.sort_unstable();
+    distinct.dedup();
+    distinct
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| (s, u32::try_from(i).unwrap_or(u32::MAX)))
+        .collect()
+}
+
+/// Indices of `items` sorted by identity (ties by index). Sorts compact integer keys
+/// (strings replaced by their ranks) instead of chasing pointers in every comparison.
+pub fn identity_order(items: &[NormalizedDiagnostic]) -> Vec<usize> {
+    let files = ranks(items.iter().map(|d| d.file.as_str()));
+    let sources = ranks(items.iter().map(|d| d.source.as_deref().unwrap_or("")));
+    let codes = ranks(items.iter().map(|d| d.code.as_deref().unwrap_or("")));
+    let rank = |m: &HashMap<&str, u32>, s: &str| m.get(s).copied().unwrap_or(u32::MAX);
+    let mut keys: Vec<(u32, u64, u64, u32, u32, usize)> = items
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            (
+                rank(&files, &d.file),
+                d.line,
+                d.character,
+                rank(&sources, d.source.as_deref().unwrap_or("")),
+                rank(&codes, d.code.as_deref().unwrap_or("")),
+                i,
+            )
+        })
+        .collect();
+    keys.sort_unstable();
+    keys.into_iter().map(|k| k.5).collect()
+}
+
+/// Runs of equal identity in an [`identity_order`]: `(start, end)` ranges into it.
+pub fn identity_runs(items: &[NormalizedDiagnostic], order: &[usize]) -> Vec<(usize, usize)> {
+    let same = |a: usize, b: usize| match (
+        order.get(a).and_then(|&i| items.get(i)),
+        order.get(b).and_then(|&i| items.get(i)),
+    ) {
+        (Some(x), Some(y)) => identity_cmp(x, y).is_eq(),
+        _ => false,
+    };
+    let mut runs = Vec::new();
+    let mut start = 0;
+    while start < order.len() {
+        let mut end = start + 1;
+        while end < order.len() && same(start, end) {
+            end += 1;
+        }
+        runs.push((start, end));
+        start = end;
+    }
+    runs
+}
+
+/// Sorted, deduplicated indices of the entries of `items` that pass `keep`: one per
+/// identity, the smallest in [`full_cmp`] order (the canonical representative).
 fn canonical_indices(
     items: &[NormalizedDiagnostic],
     keep: impl Fn(&NormalizedDiagnostic) -> bool,
 ) -> Vec<usize> {
-    let mut idx: Vec<usize> = (0..items.len())
+    let order = identity_order(items);
+    let order: Vec<usize> = order
+        .into_iter()
         .filter(|&i| items.get(i).is_some_and(&keep))
         .collect();
-    let at = |i: usize| items.get(i);
-    idx.sort_unstable_by(|&a, &b| match (at(a), at(b)) {
-        (Some(x), Some(y)) => full_cmp(x, y),
-        _ => Ordering::Equal,
-    });
-    idx.dedup_by(|a, b| match (at(*a), at(*b)) {
-        (Some(x), Some(y)) => identity_cmp(x, y) == Ordering::Equal,
-        _ => false,
-    });
-    idx
+    identity_runs(items, &order)
+        .into_iter()
+        .filter_map(|(start, end)| {
+            order.get(start..end)?.iter().copied().min_by(|&a, &b| {
+                match (items.get(a), items.get(b)) {
+                    (Some(x), Some(y)) => full_cmp(x, y),
+                    _ => Ordering::Equal,
+                }
+            })
+        })
+        .collect()
 }
 
 /// The incoming generation: `generation` when given, else the newest of `next`'s entries;
