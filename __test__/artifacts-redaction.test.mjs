@@ -70,7 +70,9 @@ for (const kind of storeKinds()) {
       results.push(await svc.lastValidated(ref))
       results.push(await svc.compare({ ...ref, from: 1, to: 2 }))
       results.push(await svc.deliveryLink(ref))
-      const everything = [await storedBytes(kind, opened), JSON.stringify(results), JSON.stringify(events)].join('\n')
+      const stored = await storedBytes(kind, opened)
+      assert.ok(stored.includes('thread-1:a'), 'the stored bytes hold the record')
+      const everything = [stored, JSON.stringify(results), JSON.stringify(events)].join('\n')
       for (const s of SECRETS) assert.equal(everything.includes(s), false, `secret ${s} leaked`)
       assert.equal(events.length, 4)
       assert.ok(JSON.stringify(events).includes(r.marker), 'actor refs are redacted, not dropped')
@@ -80,13 +82,16 @@ for (const kind of storeKinds()) {
   }
 }
 
-test('ids and ownership that hold a registered secret are refused, never stored', async () => {
+test('ids and ownership that hold a registered secret are refused, never stored; error messages never quote one', async () => {
   for (const redactor of [createSecretRedactor(SECRETS), hostRedactor(SECRETS)]) {
     const { store } = storeKinds()[0].open()
     const svc = createArtifactService(store, { redactor, linkSecret: LINK_SECRET })
     const doc = { uri: 'https://x', mime: 'm', hash: 'h' }
     await assert.rejects(svc.attach({ ownership, threadId: `t-${SECRETS[0]}`, ...doc }), (e) => e instanceof ArtifactError && ['invalid_id'].includes(e.reason))
     await assert.rejects(svc.attach({ ownership: { tenantId: SECRETS[1] }, threadId: 't', ...doc }), isReason('ownership'))
+    const err = await svc.get({ ownership, threadId: 't', artifactId: 'a', [SECRETS[0]]: 1 }).catch((e) => e)
+    assert.ok(err instanceof ArtifactError && err.reason === 'invalid_input')
+    assert.ok(!err.message.includes(SECRETS[0]), err.message)
     const page = await store.listCheckpoints({ namespace: 'prism.artifact' })
     assert.equal(page.items.length, 0)
   }

@@ -55,6 +55,11 @@ async function dropSchema(url, name) {
 
 const A = { tenantId: 't1', userId: 'u1' }
 const B = { tenantId: 't2', userId: 'u1' }
+const deep = (n) => {
+  let v = 0
+  for (let i = 0; i < n; i++) v = { v }
+  return v
+}
 const isConflict = (e) => e instanceof CheckpointConflictError && e.code === 'ERR_PRISM_CHECKPOINT_CONFLICT'
 const isInvalid = (e) => e instanceof ArtifactError && e.reason === 'invalid_input'
 
@@ -251,6 +256,8 @@ for (const [name, make] of Object.entries(stores)) {
         { ...ok, value: undefined }, { ...ok, value: cyclic }, { ...ok, value: 10n },
         { ...ok, expectedVersion: -1 }, { ...ok, expectedVersion: 1.5 }, { ...ok, expectedVersion: '1' }, { ...ok, expectedVersion: NaN },
         { ...ok, expectedVersion: 2 ** 60 }, { ...ok, category: 7 }, { ...ok, extra: true }, protoKey,
+        { ...ok, key: 'k'.repeat(10 * 1024 * 1024) }, { ...ok, value: deep(200) }, { ...ok, value: deep(100_000) },
+        { ...ok, ownership: JSON.parse('{"tenantId":"t","__proto__":{"admin":true}}') },
       ]
       for (const input of badSaves) {
         await assert.rejects(s.saveCheckpoint(input), isInvalid, `saveCheckpoint(${String(input && typeof input === 'object' ? JSON.stringify(Object.keys(input)) : typeof input)})`)

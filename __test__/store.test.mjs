@@ -160,3 +160,11 @@ test('a live host store does not keep the process alive', () => {
   assert.equal(r.status, 0, r.stderr)
   assert.equal(r.stdout.trim(), 'deleted true')
 })
+
+test('a store method called without its store is a TypeError, not a crash', async () => {
+  const { saveCheckpoint } = createMemoryCheckpointStore()
+  await assert.rejects(saveCheckpoint({ namespace: 'n', key: 'k', ownership: A, value: 1 }), (e) => e instanceof TypeError && e.code === 'ERR_INVALID_THIS')
+  const s = createMemoryCheckpointStore()
+  const bound = s.loadCheckpoint.bind(s)
+  assert.equal(await bound({ namespace: 'n', key: 'k', ownership: A }), undefined)
+})

@@ -95,6 +95,25 @@ export default async function main() {
         n: 200,
       },
     ]
+    const pgUrl = process.env.PRISM_TEST_POSTGRES_URL
+    if (pgUrl && typeof prism.createPostgresPersistence === 'function') {
+      kinds.push({
+        name: 'postgresql',
+        open: () => {
+          const schema = `prism_art_bench_${process.pid}`
+          const p = prism.createPostgresPersistence({ connectionString: pgUrl, schema, maxConnections: 16 })
+          return {
+            store: p.checkpoints,
+            close: async () => {
+              await p.close()
+              const { execFileSync } = await import('node:child_process')
+              execFileSync('psql', [pgUrl, '-qc', `DROP SCHEMA IF EXISTS "${schema}" CASCADE`], { stdio: 'ignore' })
+            },
+          }
+        },
+        n: 200,
+      })
+    }
     for (const kind of kinds) {
       const { store, close } = kind.open()
       const svc = prism.createArtifactService(store, {

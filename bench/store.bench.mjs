@@ -93,7 +93,11 @@ export default async function () {
     console.log(`sqlite file, 1 at a time              ${fmt(sqliteSerial.perSec, 0)} cycles/s = ${fmt(sqliteSerial.perSec / floor.perSec, 3)}x floor; loop p99 ${fmt(sqliteSerial.p99)} ms`)
     if (pg) console.log(`postgresql, 8 concurrent              ${fmt(pg.perSec, 0)} cycles/s = ${fmt(pg.perSec / floor.perSec, 3)}x floor; loop p99 ${fmt(pg.p99)} ms`)
     else console.log('postgresql: skipped (PRISM_TEST_POSTGRES_URL is not set)')
-    console.log(`event-loop p99 while SQLite work runs: ${fmt(Math.max(sqlite.p99, sqliteSerial.p99))} ms (target < 2 ms): ${Math.max(sqlite.p99, sqliteSerial.p99) < 2 ? 'met' : 'NOT met'}`)
+    const worst = Math.max(sqlite.p99, sqliteSerial.p99)
+    console.log(
+      `event-loop p99 while SQLite work runs: ${fmt(worst)} ms (target < 2 ms: ${worst < 2 ? 'met' : 'NOT met'}); ` +
+        `idle noise floor ${fmt(idle.p99)} ms${idle.p99 >= 2 ? ' (the machine itself is over the target: rerun on a quiet machine)' : ''}`,
+    )
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }

@@ -223,6 +223,13 @@ function createArtifactService(store, options) {
       text = await callNativeAsync(() => handle.call(op, json, flag))
     } catch (err) {
       if (signal?.aborted) throw signal.reason
+      if (hostRedactor && err instanceof ArtifactError) {
+        // Messages may quote a field name of the request: never a registered secret.
+        try {
+          const m = await hostRedactor.redact(err.message)
+          if (typeof m === 'string') err.message = m
+        } catch {}
+      }
       throw err
     } finally {
       signal?.removeEventListener('abort', onAbort)

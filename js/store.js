@@ -31,6 +31,16 @@ function inputJson(method, input) {
   return toJson(input, (m) => invalidInput(`${method}: ${m}`))
 }
 
+function handleOf(self, method) {
+  const handle = handles.get(self)
+  if (handle === undefined) {
+    const e = new TypeError(`${method} must be called on the checkpoint store (keep \`this\`, or bind it)`)
+    e.code = 'ERR_INVALID_THIS'
+    throw e
+  }
+  return handle
+}
+
 class NativeCheckpointStore {
   /** @param {object} handle a native CheckpointStoreHandle */
   constructor(handle) {
@@ -38,26 +48,26 @@ class NativeCheckpointStore {
   }
 
   async saveCheckpoint(input) {
-    const handle = handles.get(this)
+    const handle = handleOf(this, 'saveCheckpoint')
     const text = await callNativeAsync((j) => handle.saveCheckpoint(j), inputJson('saveCheckpoint', input))
     return JSON.parse(text)
   }
 
   async loadCheckpoint(input) {
-    const handle = handles.get(this)
+    const handle = handleOf(this, 'loadCheckpoint')
     const text = await callNativeAsync((j) => handle.loadCheckpoint(j), inputJson('loadCheckpoint', input))
     const v = JSON.parse(text)
     return v === null ? undefined : v
   }
 
   async listCheckpoints(input) {
-    const handle = handles.get(this)
+    const handle = handleOf(this, 'listCheckpoints')
     const text = await callNativeAsync((j) => handle.listCheckpoints(j), inputJson('listCheckpoints', input))
     return JSON.parse(text)
   }
 
   async deleteCheckpoint(input) {
-    const handle = handles.get(this)
+    const handle = handleOf(this, 'deleteCheckpoint')
     return callNativeAsync((j) => handle.deleteCheckpoint(j), inputJson('deleteCheckpoint', input))
   }
 }

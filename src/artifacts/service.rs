@@ -179,7 +179,12 @@ impl ArtifactService {
             other => Err(PrismError::type_error(format!(
                 "unknown artifact operation {other:?}"
             ))),
-        }?;
+        }
+        .map_err(|mut e| {
+            // Messages may quote a field name of the request: never a registered secret.
+            e.message = self.redactor.redact_str(&e.message).into_owned();
+            e
+        })?;
         Ok(Outcome {
             result: self.redactor.redact_value(out.result),
             event: out.event.map(|e| self.redactor.redact_value(e)),

@@ -97,7 +97,9 @@ impl PostgresOptions {
         }
         let connect_timeout = Duration::from_millis(timeout);
         config.connect_timeout(connect_timeout);
-        config.application_name("prism-review");
+        if config.get_application_name().is_none() {
+            config.application_name("prism-review");
+        }
         Ok(Self {
             config,
             max_connections: usize::try_from(max).unwrap_or(10),

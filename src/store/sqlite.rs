@@ -12,12 +12,12 @@
 //! - `SQLITE_BUSY` after the busy timeout is a conflict (retryable); other database
 //!   failures are `ERR_PRISM_INTERNAL` errors naming SQLite's message.
 
+use super::lifecycle::Lifecycle;
 use super::{
     decode_cursor, encode_cursor, invalid, now_iso8601, page_size, prefix_upper_bound,
     validate_target, BoxFuture, Checkpoint, CheckpointStore, ListCheckpoints, Ownership, Page,
     SaveCheckpoint, MAX_SAFE_INTEGER, PAGE_SIZE_DEFAULT, PAGE_SIZE_HARD, VALUE_BYTES_HARD,
 };
-use super::lifecycle::Lifecycle;
 use crate::error::{ArtifactReason, PrismError, Result};
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, Row};
 use std::sync::{Arc, Mutex};

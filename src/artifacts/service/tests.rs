@@ -116,6 +116,7 @@ impl CheckpointStore for MemStore {
 }
 
 const SECRET: &[u8] = b"test-link-secret-0123456789";
+const MARKER_TEXT: &str = crate::artifacts::redact::MARKER;
 
 fn service_with(limits: Value, secrets: &[&str]) -> (Arc<MemStore>, ArtifactService) {
     let store = Arc::new(MemStore::default());
@@ -658,6 +659,19 @@ async fn secrets_never_reach_the_store_results_or_events() {
         "{all}"
     );
     assert!(all.contains("user:[REDACTED]"));
+    // Error messages never quote a secret (here an unknown top-level field name).
+    let e = run(
+        &svc,
+        "get",
+        json!({ "ownership": owner(), "threadId": "thread-1", "artifactId": "a", "hunter2": 1 }),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        !e.message.contains("hunter2") && e.message.contains(MARKER_TEXT),
+        "{}",
+        e.message
+    );
     // Ids and ownership holding a secret are refused, never silently merged.
     let e = run(
         &svc,
