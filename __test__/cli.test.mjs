@@ -393,3 +393,19 @@ test('demo walks through a whole review and exits 0', () => {
     ['pending', 'accepted', 'superseded', 'pending'],
   )
 })
+
+test('a reader that closes the pipe early gets no error, and the demo still cleans up', async () => {
+  const child = spawn(process.execPath, [BIN, 'demo'], { stdio: ['ignore', 'pipe', 'pipe'] })
+  let stderr = ''
+  let first = ''
+  child.stderr.on('data', (c) => (stderr += c))
+  child.stdout.once('data', (c) => {
+    first = String(c)
+    child.stdout.destroy()
+  })
+  const code = await new Promise((resolve) => child.on('exit', resolve))
+  assert.equal(code, 0, stderr)
+  assert.equal(stderr, '')
+  const dir = /created a git repository in (\S+)/.exec(first)
+  assert.ok(dir && !existsSync(dir[1]), 'the temporary repository is removed')
+})

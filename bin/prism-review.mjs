@@ -252,13 +252,30 @@ async function main(argv) {
   return (await parsed.command.run(parsed.values)) ?? 0
 }
 
+function fail(err) {
+  const { line, exitCode } = describeError(err)
+  process.stderr.write(line + '\n')
+  process.exitCode = exitCode
+}
+
+// A reader that closes the pipe early (`prism-review demo | head -1`) is not an error: the
+// command finishes (and cleans up) with nothing more printed.
+process.stdout.on('error', (err) => {
+  if (err && err.code === 'EPIPE') {
+    process.stdout.write = () => true
+    return
+  }
+  fail(err)
+})
+// Nothing escapes as a stack trace, not even a failure outside the main flow.
+process.on('uncaughtException', (err) => {
+  fail(err)
+  process.exit(process.exitCode || 1)
+})
+
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code
   },
-  (err) => {
-    const { line, exitCode } = describeError(err)
-    process.stderr.write(line + '\n')
-    process.exitCode = exitCode
-  },
+  (err) => fail(err),
 )
