@@ -277,6 +277,13 @@ test('in a clone the base defaults to origin/HEAD, and origin/main and main are 
   const same = json(dir, ['status', '--base', 'main'])
   assert.equal(same.artifactId, r.artifactId)
   assert.equal(same.state, 'accepted')
+  // A detached checkout of the reviewed commit (as CI makes) finds the same review.
+  git(dir, 'switch', '--quiet', '--detach', 'origin/feature')
+  git(dir, 'branch', '--quiet', '-D', 'feature')
+  const detached = json(dir, ['status'])
+  assert.equal(detached.head.ref, 'feature')
+  assert.equal(detached.artifactId, r.artifactId)
+  assert.equal(detached.state, 'accepted')
 })
 
 test('bad usage is one clear stderr line and exit code 2', (t) => {

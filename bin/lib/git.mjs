@@ -72,10 +72,23 @@ export async function resolveCommit(root, ref) {
   return r.code === 0 && /^[0-9a-f]{40,64}$/.test(sha) ? sha : null
 }
 
-/** The current branch name, or null when HEAD is detached. */
+/**
+ * The current branch name. With a detached HEAD (a CI checkout), the local branch at HEAD,
+ * else a remote-tracking branch at HEAD without its remote prefix, else null.
+ */
 export async function currentBranch(root) {
   const r = await runGit(['symbolic-ref', '--quiet', '--short', 'HEAD'], { cwd: root })
-  return r.code === 0 && r.stdout.trim() ? r.stdout.trim() : null
+  if (r.code === 0 && r.stdout.trim()) return r.stdout.trim()
+  const at = await runGit(['for-each-ref', '--points-at', 'HEAD', '--format=%(refname)', 'refs/heads', 'refs/remotes'], { cwd: root })
+  if (at.code !== 0) return null
+  const refs = at.stdout.split('\n').filter(Boolean)
+  const local = refs.find((ref) => ref.startsWith('refs/heads/'))
+  if (local) return local.slice('refs/heads/'.length)
+  const remote = refs.find((ref) => ref.startsWith('refs/remotes/') && !ref.endsWith('/HEAD'))
+  if (!remote) return null
+  const rest = remote.slice('refs/remotes/'.length)
+  const slash = rest.indexOf('/')
+  return slash === -1 ? null : rest.slice(slash + 1)
 }
 
 /**
