@@ -106,11 +106,16 @@ export async function demo(values) {
     const checkSpecs = [{ name: 'syntax', command: `"${process.execPath}" --check src/greet.js` }]
     const checks = await runChecks(checkSpecs, gs.root)
     let r = await submitReview(store, gs, ids, { checks })
-    say(
-      'review',
-      `built the patch (${gs.patch.length} bytes, sha256 ${short(gs.patchSha)}), stored it as ${r.patchUri}, ran check "syntax" (exit ${checks[0].exitCode}) and attached review ${r.review.reviewId} (digest ${short(r.review.digest)})`,
-      { reviewId: r.review.reviewId, digest: r.review.digest, patchSha256: gs.patchSha, patchUri: r.patchUri },
-    )
+    say('review', `attached review ${r.review.reviewId} for agent/farewell over main (digest ${short(r.review.digest)})`, {
+      reviewId: r.review.reviewId,
+      digest: r.review.digest,
+      patchSha256: gs.patchSha,
+      patchUri: r.patchUri,
+    })
+    detail(`patch: ${gs.patch.length} bytes, sha256 ${short(gs.patchSha)}, body stored as ${r.patchUri}`)
+    detail('the database keeps only that reference and the digest, never the body')
+    for (const d of gs.diffstat) detail(`changed: ${d.file} (+${d.additions} -${d.deletions})`)
+    detail(`check "syntax" (node --check src/greet.js): exit ${checks[0].exitCode}`)
     say('pending', `state is ${r.status.state}: nobody has decided yet`, { state: r.status.state })
 
     let d = await decide(store, gs, ids, 'approve', { reviewer: 'user:reviewer', note: 'looks good' })
@@ -138,7 +143,10 @@ export async function demo(values) {
     const first = await nodeCheck('src/broken.cjs', dir)
     const raw = parseNodeCheck(first.stderr, dir)
     const before = api.normalizeDiagnostics(raw, { workspaceRoot: dir, generation: 1 })
-    say('check', `ran node --check src/broken.cjs: exit ${first.exitCode}, ${before.length} diagnostic(s)`, { exitCode: first.exitCode, diagnostics: before })
+    say('check', `ran node --check src/broken.cjs: exit ${first.exitCode}, ${before.length} diagnostic(s) (its "file:line" output parsed, then normalized)`, {
+      exitCode: first.exitCode,
+      diagnostics: before,
+    })
     for (const x of before) {
       detail(`${x.file}:${x.line + 1}:${x.character + 1} ${x.severity} ${x.code ?? ''} ${x.message}`.replace(/\s+/g, ' ').trimEnd())
     }
