@@ -1,15 +1,37 @@
 // `npm run bench -- review`: a coding patch review manifest with 1 500 changed paths,
 // 1 500 diffstat rows and 500 diagnostic summaries, against the floor of JSON.stringify +
-// SHA-256 (node:crypto) of the same input. Target: at most 2x the floor.
+// SHA-256 (node:crypto) of the same input, measured in the same run. Target: at most 2x.
+// Two orders of the same content: git's (paths sorted, as `git diff --numstat` prints them)
+// and shuffled (the manifest sorts them).
 import { createHash } from 'node:crypto'
 import { createRequire } from 'node:module'
-import { medianMs, fmt } from './util.mjs'
+import { performance } from 'node:perf_hooks'
+import { fmt } from './util.mjs'
 
 const require = createRequire(import.meta.url)
 const { createCodingPatchReviewManifest, assertCodingPatchAccepted } = require('../index.js')
 
-function workload(paths = 1500, diagnostics = 500) {
-  const files = Array.from({ length: paths }, (_, i) => `packages/module-${i % 41}/src/components/file-${i}.ts`)
+function shuffled(list, seed) {
+  const out = [...list]
+  let s = seed
+  for (let i = out.length - 1; i > 0; i--) {
+    s = (s * 1103515245 + 12345) % 2147483648
+    const j = s % (i + 1)
+    ;[out[i], out[j]] = [out[j], out[i]]
+  }
+  return out
+}
+
+export function workload({ shuffle }) {
+  let files = Array.from({ length: 1500 }, (_, i) => `packages/module-${String(i % 41).padStart(2, '0')}/src/components/file-${String(i).padStart(4, '0')}.ts`).sort()
+  const diffstat = files.map((file, i) => ({ file, additions: (i * 7) % 300, deletions: (i * 3) % 120 }))
+  let diagnostics = files.filter((_, i) => i % 3 === 0).map((file, i) => ({ file, errors: i % 3, warnings: i % 5, information: i % 2, hints: 0 }))
+  let rows = diffstat
+  if (shuffle) {
+    files = shuffled(files, 1)
+    rows = shuffled(diffstat, 2)
+    diagnostics = shuffled(diagnostics, 3)
+  }
   return {
     threadId: 'thread-bench',
     artifactId: 'patch-bench',
@@ -18,34 +40,69 @@ function workload(paths = 1500, diagnostics = 500) {
     head: 'feature/bench',
     patch: { kind: 'patch', uri: 'artifacts/patch-bench.patch', sha256: 'b'.repeat(64), bytes: 1_234_567 },
     changedPaths: files,
-    diffstat: files.map((file, i) => ({ file, additions: (i * 7) % 300, deletions: (i * 3) % 120 })),
+    diffstat: rows,
     checks: [
       { name: 'build', exitCode: 0, summary: 'compiled 1 500 files' },
       { name: 'test', exitCode: 1, summary: '3 failing tests\n- a\n- b\n- c' },
       { name: 'lint', exitCode: 0 },
     ],
-    diagnostics: files.slice(0, diagnostics).map((file, i) => ({ file, errors: i % 3, warnings: i % 5, information: i % 2, hints: 0 })),
-    limits: { maxManifestBytes: 256 * 1024, maxDiagnosticSummaries: diagnostics },
+    diagnostics,
+    limits: { maxManifestBytes: 256 * 1024 },
   }
 }
 
-export default async function main() {
-  const input = workload()
-  const runs = { runs: 41, warmup: 10 }
-  // Floor: what any implementation must at least do with this input in JavaScript.
-  const floor = await medianMs(() => {
-    const text = JSON.stringify(input)
-    createHash('sha256').update(text).digest('hex')
-  }, runs)
-  const manifest = await medianMs(() => createCodingPatchReviewManifest(input), runs)
-  const { review } = createCodingPatchReviewManifest(input)
-  const manifestBytes = Buffer.byteLength(JSON.stringify(review))
-  const inputBytes = Buffer.byteLength(JSON.stringify(input))
-  console.log(`input ${inputBytes} bytes of JSON, manifest ${manifestBytes} bytes`)
-  console.log(`floor  JSON.stringify + sha256 of input   ${fmt(floor, 3)} ms`)
-  console.log(`manifest (1500 paths, 1500 diffstat, 500 diagnostics)   ${fmt(manifest, 3)} ms   ratio ${fmt(manifest / floor)}x (target <= 2x)`)
+function floorOf(input) {
+  const text = JSON.stringify(input)
+  createHash('sha256').update(text).digest('hex')
+}
 
-  // Acceptance over a record whose preview embeds that manifest (not a target; for reference).
+/**
+ * The machine is shared, so wall time swings with other processes. Each round runs `n`
+ * calls of the floor, then `n` of the subject, and records both as process CPU time
+ * (process.cpuUsage: descheduled time is not counted) and wall time; the report is the
+ * median over rounds of each, and the median of the per-round ratios.
+ */
+function compare(floor, subject, { rounds = 15, n = 20, warmup = 20 } = {}) {
+  for (let i = 0; i < warmup; i++) { floor(); subject() }
+  const cpu = (fn) => {
+    const w0 = performance.now()
+    const c0 = process.cpuUsage()
+    for (let i = 0; i < n; i++) fn()
+    const c = process.cpuUsage(c0)
+    return { cpu: (c.user + c.system) / 1000 / n, wall: (performance.now() - w0) / n }
+  }
+  const f = []
+  const s = []
+  const r = []
+  const fw = []
+  const sw = []
+  for (let i = 0; i < rounds; i++) {
+    const a = cpu(floor)
+    const b = cpu(subject)
+    f.push(a.cpu)
+    s.push(b.cpu)
+    fw.push(a.wall)
+    sw.push(b.wall)
+    r.push(b.cpu / a.cpu)
+  }
+  const med = (v) => [...v].sort((x, y) => x - y)[v.length >> 1]
+  return { floor: med(f), subject: med(s), ratio: med(r), floorWall: med(fw), subjectWall: med(sw) }
+}
+
+export default async function main() {
+  for (const shuffle of [false, true]) {
+    const input = workload({ shuffle })
+    assert500(input)
+    const m = compare(() => floorOf(input), () => createCodingPatchReviewManifest(input))
+    const { review } = createCodingPatchReviewManifest(input)
+    console.log(`manifest, ${shuffle ? 'shuffled order' : 'git order     '}: input ${Buffer.byteLength(JSON.stringify(input))} B, manifest ${Buffer.byteLength(JSON.stringify(review))} B`)
+    console.log(`  CPU  floor ${fmt(m.floor, 3)} ms, manifest ${fmt(m.subject, 3)} ms, ratio ${fmt(m.ratio)}x (target <= 2x)`)
+    console.log(`  wall floor ${fmt(m.floorWall, 3)} ms, manifest ${fmt(m.subjectWall, 3)} ms, ratio ${fmt(m.subjectWall / m.floorWall)}x`)
+  }
+
+  // Acceptance over a record whose preview embeds that manifest (reference, no target).
+  const input = workload({ shuffle: false })
+  const { review } = createCodingPatchReviewManifest(input)
   const record = {
     id: 'patch-bench',
     threadId: 'thread-bench',
@@ -53,11 +110,12 @@ export default async function main() {
     approvals: [{ version: 1, state: 'approved', reviewer: 'user:ann', decidedAt: '2026-01-01T00:00:00.000Z' }],
   }
   const assertInput = { review, artifact: record }
-  const floor2 = await medianMs(() => {
-    const text = JSON.stringify(assertInput)
-    createHash('sha256').update(text).digest('hex')
-  }, runs)
-  const accept = await medianMs(() => assertCodingPatchAccepted(assertInput), runs)
-  console.log(`assert floor  JSON.stringify + sha256 of { review, artifact }   ${fmt(floor2, 3)} ms`)
-  console.log(`assertCodingPatchAccepted (two digests of the manifest)   ${fmt(accept, 3)} ms   ratio ${fmt(accept / floor2)}x (reference)`)
+  const a = compare(() => floorOf(assertInput), () => assertCodingPatchAccepted(assertInput), { rounds: 7, n: 10 })
+  console.log(`assertCodingPatchAccepted over that record (reference, no target): CPU floor ${fmt(a.floor, 3)} ms, ${fmt(a.subject, 3)} ms, ratio ${fmt(a.ratio)}x`)
+}
+
+function assert500(input) {
+  if (input.changedPaths.length !== 1500 || input.diffstat.length !== 1500 || input.diagnostics.length !== 500) {
+    throw new Error('workload shape changed')
+  }
 }

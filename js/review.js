@@ -25,15 +25,15 @@ function encode(value, cap) {
 
 /**
  * Build a bounded coding patch review manifest and the structural artifact attach input
- * that carries it. The native side returns the manifest's JSON text and the artifact
- * input's JSON text (without `preview`) separated by a newline, so the manifest crosses
+ * that carries it. The native side returns the artifact input's JSON text (without
+ * `preview`) and the manifest's JSON text separated by a newline, so the manifest crosses
  * and is parsed once; `artifactInput.preview.review` is the same object as `review`.
  */
 function createCodingPatchReviewManifest(input) {
   const out = callNative(native.reviewCreateManifest, encode(input, MANIFEST_INPUT_BYTES))
   const nl = out.indexOf('\n')
-  const review = JSON.parse(out.slice(0, nl))
-  const artifactInput = JSON.parse(out.slice(nl + 1))
+  const artifactInput = JSON.parse(out.slice(0, nl))
+  const review = JSON.parse(out.slice(nl + 1))
   artifactInput.preview = { review }
   return { review, artifactInput }
 }

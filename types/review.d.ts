@@ -6,7 +6,7 @@
  * Repository identity bound by a review. Credential-free: the remote is named by a
  * fingerprint, never by its URL.
  */
-export interface RepositoryIdentity {
+export type RepositoryIdentity = {
   /** Host-chosen repository id, e.g. `"acme/app"` (1..1024 bytes, no control characters). */
   readonly repositoryId: string
   /** SHA-256 of the normalized, credential-free remote URL: 64 lowercase hex digits. */
@@ -24,7 +24,7 @@ export interface RepositoryIdentity {
 export type CodingPatchKind = 'patch' | 'diff' | (string & {})
 
 /** Reference to the patch body in the host's artifact store. The body itself is never embedded. */
-export interface CodingPatchReference {
+export type CodingPatchReference = {
   /** Lowercase MIME token (`a-z 0-9 . + -`, 1..64), e.g. `"patch"`. */
   readonly kind: CodingPatchKind
   /**
@@ -41,7 +41,7 @@ export interface CodingPatchReference {
 }
 
 /** One diffstat row. */
-export interface DiffstatEntry {
+export type DiffstatEntry = {
   /** Workspace-relative path (same rules as {@link RepositoryIdentity.worktreePath}). */
   readonly file: string
   /** Added lines: a non-negative safe integer. */
@@ -51,7 +51,7 @@ export interface DiffstatEntry {
 }
 
 /** The result of one named check (build, test, lint, …). Never the command line or its environment. */
-export interface CheckSummary {
+export type CheckSummary = {
   /** Check name, unique within a manifest (1..1024 bytes, no control characters). */
   readonly name: string
   /** Exit code: a safe integer (negative values allowed). */
@@ -65,7 +65,7 @@ export interface CheckSummary {
 }
 
 /** Diagnostic counts for one file, by LSP severity, as the caller gives them. */
-export interface DiagnosticSummaryInput {
+export type DiagnosticSummaryInput = {
   /** Workspace-relative path; unique within a manifest. */
   readonly file: string
   /** Count of error diagnostics: a non-negative safe integer. */
@@ -79,7 +79,7 @@ export interface DiagnosticSummaryInput {
 }
 
 /** Diagnostic counts for one file, as stored in the manifest (every count present). */
-export interface DiagnosticSummary {
+export type DiagnosticSummary = {
   /** Workspace-relative path. */
   readonly file: string
   /** Count of error diagnostics. */
@@ -96,7 +96,7 @@ export interface DiagnosticSummary {
  * Caps for coding patch review (default / hard). Each must be an integer in `1..hard`;
  * anything else is a `RangeError` (never clamped).
  */
-export interface CodingPatchReviewLimits {
+export type CodingPatchReviewLimits = {
   /** Revisions an artifact record may hold for {@link assertCodingPatchAccepted}: 8 / 32. */
   readonly maxReviewRevisions?: number
   /** Diagnostic summaries in one manifest: 500 / 5000. */
@@ -106,7 +106,7 @@ export interface CodingPatchReviewLimits {
 }
 
 /** Input of {@link createCodingPatchReviewManifest}. Unknown members are refused (`ERR_PRISM_REVIEW_INPUT`). */
-export interface CodingPatchReviewInput {
+export type CodingPatchReviewInput = {
   /** The thread the patch artifact belongs to. */
   readonly threadId: string
   /** The artifact id the patch is attached under (becomes `artifactInput.id`). */
@@ -143,7 +143,7 @@ export interface CodingPatchReviewInput {
  * `state`; any client can recompute it. Lists are stored in canonical order, so the same
  * content always yields the same digest.
  */
-export interface CodingPatchReview {
+export type CodingPatchReview = {
   /** Review id (given, or `review-<first 24 hex of digest>`). */
   readonly reviewId: string
   /** Creation time, ISO-8601 UTC. */
@@ -165,13 +165,13 @@ export interface CodingPatchReview {
   /** The patch reference. */
   readonly patch: CodingPatchReference
   /** Changed paths, sorted by code point, deduplicated. */
-  readonly changedPaths: readonly string[]
+  readonly changedPaths: string[]
   /** Diffstat rows, sorted by `file`. */
-  readonly diffstat: readonly DiffstatEntry[]
+  readonly diffstat: DiffstatEntry[]
   /** Check summaries, sorted by `name`. */
-  readonly checks: readonly CheckSummary[]
+  readonly checks: CheckSummary[]
   /** Diagnostic summaries, sorted by `file`, every count present. */
-  readonly diagnostics: readonly DiagnosticSummary[]
+  readonly diagnostics: DiagnosticSummary[]
 }
 
 /**
@@ -179,7 +179,7 @@ export interface CodingPatchReview {
  * `ownership`/`identity`. `hash` is the patch SHA-256, so the artifact revision binds the
  * exact patch bytes.
  */
-export interface CodingPatchArtifactInput {
+export type CodingPatchArtifactInput = {
   /** The review's `threadId`. */
   threadId: string
   /** The review's `artifactId`. */
@@ -199,7 +199,7 @@ export interface CodingPatchArtifactInput {
 }
 
 /** Result of {@link createCodingPatchReviewManifest}. */
-export interface CodingPatchReviewManifestResult {
+export type CodingPatchReviewManifestResult = {
   /** The manifest. */
   readonly review: CodingPatchReview
   /** The artifact attach input carrying the manifest in `preview.review`. */
@@ -237,7 +237,7 @@ export type CodingPatchReviewReason =
   | 'review_digest_changed'
 
 /** Result of {@link assertCodingPatchAccepted}. */
-export interface CodingPatchReviewOutcome {
+export type CodingPatchReviewOutcome = {
   /** The derived state. */
   readonly state: CodingPatchReviewState
   /** The bound revision's version; the latest version when none is bound (`patch_changed`). */
@@ -254,7 +254,7 @@ export interface CodingPatchReviewOutcome {
 }
 
 /** One artifact revision as {@link assertCodingPatchAccepted} reads it (other members are ignored). */
-export interface CodingPatchReviewRevision {
+export type CodingPatchReviewRevision = {
   /** Revision number (a positive integer, unique in the record). */
   readonly version: number
   /** Content hash: the patch SHA-256, bare or `sha256:`-prefixed (hex case-insensitive). */
@@ -264,7 +264,7 @@ export interface CodingPatchReviewRevision {
 }
 
 /** One approval entry as {@link assertCodingPatchAccepted} reads it (other members are ignored). */
-export interface CodingPatchReviewDecision {
+export type CodingPatchReviewDecision = {
   /** The revision decided on. */
   readonly version: number
   /** `approved` or `rejected` (any other state counts as no acceptance). */
@@ -280,7 +280,7 @@ export interface CodingPatchReviewDecision {
  * of the artifact service fits. The latest revision is the greatest `version`; decisions are
  * matched by `version`, the last entry for a version winning.
  */
-export interface CodingPatchReviewArtifact {
+export type CodingPatchReviewArtifact = {
   /** Artifact id; must equal the review's `artifactId`. */
   readonly id: string
   /** Thread id; must equal the review's `threadId`. */
@@ -292,7 +292,7 @@ export interface CodingPatchReviewArtifact {
 }
 
 /** Input of {@link assertCodingPatchAccepted}. */
-export interface AssertCodingPatchAcceptedInput {
+export type AssertCodingPatchAcceptedInput = {
   /** The manifest returned by {@link createCodingPatchReviewManifest} (as stored by the host). */
   readonly review: CodingPatchReview
   /** The artifact record returned by the artifact service. */

@@ -49,3 +49,13 @@ export function describeOutcome(review: ReturnType<typeof createCodingPatchRevie
   review.digest = 'x'
   return `${state}:${o.reason}:${o.version}:${who ?? ''}:${review.changedPaths.length}:${review.diagnostics.map((d) => d.hints).join()}`
 }
+
+// The manifest and the artifact input are plain JSON-shaped types: they fit a host's
+// JSON-valued preview type without casts.
+type Json = string | number | boolean | null | Json[] | { [key: string]: Json }
+export function asJson(r: ReturnType<typeof createCodingPatchReviewManifest>): { [key: string]: Json } {
+  const preview: Record<string, Json> = r.artifactInput.preview
+  const input: Record<string, unknown> = r.artifactInput
+  void input
+  return preview
+}

@@ -171,18 +171,6 @@ impl ManifestOutput {
         Ok(out)
     }
 
-    /// The binding's result: `[manifest JSON, artifact input JSON without preview]` joined by
-    /// a newline (JSON text never holds a raw newline), so the manifest crosses once.
-    pub fn to_binding_text(&self) -> Result<String> {
-        let head = self.artifact_input_json_head()?;
-        let mut out = String::with_capacity(self.review_json.len() + head.len() + 8);
-        out.push_str(&self.review_json);
-        out.push('\n');
-        out.push_str(&head);
-        out.push('}');
-        Ok(out)
-    }
-
     /// The artifact input's JSON without its closing brace.
     fn artifact_input_json_head(&self) -> Result<String> {
         let mut head = serde_json::to_string(&self.artifact_input)
@@ -281,19 +269,32 @@ pub fn create_manifest_json(text: &str) -> Result<String> {
     create_manifest_text(text, now_iso)?.to_json()
 }
 
-/// The binding's entry point: like [`create_manifest_json`], but the result is
-/// [`ManifestOutput::to_binding_text`] (the manifest crosses once).
+/// The binding's entry point: like [`create_manifest_json`], but the result is the
+/// artifact input's JSON text without `preview`, a newline, and the manifest's JSON text
+/// (the manifest crosses once), built without the owned [`ManifestContent`].
 pub fn create_manifest_binding(text: &str) -> Result<String> {
-    create_manifest_text(text, now_iso)?.to_binding_text()
+    if text.len() > MANIFEST_INPUT_BYTES {
+        return Err(input_too_large(text.len()));
+    }
+    match read_fast(text) {
+        Ok(raw) => finish_parts(raw.draft()?, now_iso)?.binding_text(),
+        Err(_) => {
+            let value = json::parse(text, input_err)?;
+            finish_parts(read_value(&value)?, now_iso)?.binding_text()
+        }
+    }
+}
+
+fn input_too_large(len: usize) -> PrismError {
+    limit_err(format!(
+        "input is {len} bytes of JSON; the cap is {MANIFEST_INPUT_BYTES} bytes"
+    ))
 }
 
 /// JSON text in, [`ManifestOutput`] out: the typed fast path, or the named reader when it fails.
 pub fn create_manifest_text(text: &str, now: impl FnOnce() -> String) -> Result<ManifestOutput> {
     if text.len() > MANIFEST_INPUT_BYTES {
-        return Err(limit_err(format!(
-            "input is {} bytes of JSON; the cap is {MANIFEST_INPUT_BYTES} bytes",
-            text.len()
-        )));
+        return Err(input_too_large(text.len()));
     }
     match read_fast(text) {
         Ok(raw) => finish(raw.draft()?, now),
@@ -354,8 +355,122 @@ fn safe_u64(n: u64, path: impl FnOnce() -> String) -> Result<u64> {
     Ok(n)
 }
 
+/// A validated, normalized manifest that still borrows from the input: everything the
+/// binding needs (the JSON texts) without building the owned [`ManifestContent`].
+pub(super) struct Parts<'a> {
+    d: Draft<'a>,
+    summaries: Vec<Option<Cow<'a, str>>>,
+    digest: String,
+    review_id: String,
+    created_at: String,
+    review_json: String,
+}
+
+impl Parts<'_> {
+    fn artifact_input(&self) -> ArtifactInputHead {
+        ArtifactInputHead {
+            thread_id: self.d.thread_id.to_string(),
+            id: self.d.artifact_id.to_string(),
+            uri: self.d.uri.to_string(),
+            mime: format!("application/x-{}", self.d.kind),
+            hash: self.d.sha256.to_string(),
+            size: self.d.bytes,
+            title: self.d.title.map(str::to_string),
+        }
+    }
+
+    /// The binding's result: the artifact input's JSON text without `preview`, a newline
+    /// (JSON text never holds a raw newline, so the first one separates), and the manifest's
+    /// JSON text. The short part comes first so the reader finds the newline at once.
+    fn binding_text(&self) -> Result<String> {
+        let head = serde_json::to_string(&self.artifact_input())
+            .map_err(|e| PrismError::internal(format!("serialising artifact input failed: {e}")))?;
+        let mut out = String::with_capacity(self.review_json.len() + head.len() + 1);
+        out.push_str(&head);
+        out.push('\n');
+        out.push_str(&self.review_json);
+        Ok(out)
+    }
+
+    fn into_output(self) -> ManifestOutput {
+        let artifact_input = self.artifact_input();
+        let d = self.d;
+        let content = ManifestContent {
+            artifact_id: d.artifact_id.to_string(),
+            base: d.base.to_string(),
+            changed_paths: d.changed_paths.iter().map(|p| (*p).to_string()).collect(),
+            checks: d
+                .checks
+                .iter()
+                .zip(self.summaries)
+                .map(|((name, exit_code, _), summary)| CheckSummary {
+                    exit_code: *exit_code,
+                    name: (*name).to_string(),
+                    summary: summary.map(Cow::into_owned),
+                })
+                .collect(),
+            diagnostics: d
+                .diagnostics
+                .iter()
+                .map(|g| DiagnosticSummary {
+                    errors: g.errors,
+                    file: g.file.to_string(),
+                    hints: g.hints,
+                    information: g.information,
+                    warnings: g.warnings,
+                })
+                .collect(),
+            diffstat: d
+                .diffstat
+                .iter()
+                .map(|(file, additions, deletions)| DiffstatEntry {
+                    additions: *additions,
+                    deletions: *deletions,
+                    file: (*file).to_string(),
+                })
+                .collect(),
+            head: d.head.to_string(),
+            identity: RepositoryIdentity {
+                default_branch: d.default_branch.to_string(),
+                remote_fingerprint: d.remote_fingerprint.to_string(),
+                repository_id: d.repository_id.to_string(),
+                worktree_path: d.worktree_path.map(str::to_string),
+            },
+            patch: PatchRef {
+                bytes: d.bytes,
+                kind: d.kind.to_string(),
+                sha256: d.sha256.to_string(),
+                uri: d.uri.to_string(),
+            },
+            thread_id: d.thread_id.to_string(),
+        };
+        ManifestOutput {
+            review: ReviewManifest {
+                review_id: self.review_id,
+                created_at: self.created_at,
+                state: "pending",
+                digest: self.digest,
+                content,
+            },
+            review_json: self.review_json,
+            artifact_input,
+        }
+    }
+}
+
 /// Semantic checks, caps, normalization and digest, shared by both readers.
 fn finish(d: Draft<'_>, now: impl FnOnce() -> String) -> Result<ManifestOutput> {
+    Ok(finish_parts(d, now)?.into_output())
+}
+
+/// Sort `v` by `key` unless it already is (git lists paths in order; the check is one pass).
+fn sort_by_str<T>(v: &mut [T], key: impl Fn(&T) -> &str) {
+    if !v.is_sorted_by(|a, b| key(a) <= key(b)) {
+        v.sort_unstable_by(|a, b| key(a).cmp(key(b)));
+    }
+}
+
+fn finish_parts<'a>(mut d: Draft<'a>, now: impl FnOnce() -> String) -> Result<Parts<'a>> {
     let limits = d.limits;
     counts_fit(
         &limits,
@@ -385,7 +500,7 @@ fn finish(d: Draft<'_>, now: impl FnOnce() -> String) -> Result<ManifestOutput> 
             "input.patch.sha256 must be 64 lowercase hex digits (a SHA-256)".into(),
         ));
     }
-    let bytes = safe_u64(d.bytes, || "input.patch.bytes".into())?;
+    safe_u64(d.bytes, || "input.patch.bytes".into())?;
     if let Some(id) = d.review_id {
         check_ident(id, "input.reviewId")?;
     }
@@ -419,44 +534,35 @@ fn finish(d: Draft<'_>, now: impl FnOnce() -> String) -> Result<ManifestOutput> 
         "the identity and patch fields",
     )?;
 
-    let mut changed_paths: Vec<String> = Vec::with_capacity(d.changed_paths.len());
     for (i, p) in d.changed_paths.iter().enumerate() {
         if check_rel_path(p, "").is_err() {
             // Re-run with the element's name for the message (only on the error path).
             check_rel_path(p, &elem_path("input.changedPaths", i))?;
         }
         budget.charge(p.len() + 3, "input.changedPaths")?;
-        changed_paths.push((*p).to_string());
     }
-    changed_paths.sort_unstable();
-    changed_paths.dedup();
+    sort_by_str(&mut d.changed_paths, |p| p);
+    d.changed_paths.dedup();
 
-    let mut diffstat = Vec::with_capacity(d.diffstat.len());
     for (i, (file, additions, deletions)) in d.diffstat.iter().enumerate() {
         if check_rel_path(file, "").is_err() {
             check_rel_path(file, &format!("{}.file", elem_path("input.diffstat", i)))?;
         }
-        let additions = safe_u64(*additions, || {
+        safe_u64(*additions, || {
             format!("{}.additions", elem_path("input.diffstat", i))
         })?;
-        let deletions = safe_u64(*deletions, || {
+        safe_u64(*deletions, || {
             format!("{}.deletions", elem_path("input.diffstat", i))
         })?;
         budget.charge(file.len() + 36, "input.diffstat")?;
-        diffstat.push(DiffstatEntry {
-            additions,
-            deletions,
-            file: (*file).to_string(),
-        });
     }
-    diffstat.sort_unstable_by(|a, b| a.file.cmp(&b.file));
+    sort_by_str(&mut d.diffstat, |e| e.0);
     refuse_duplicate(
-        diffstat.iter().map(|e| e.file.as_str()),
+        d.diffstat.iter().map(|e| e.0),
         "input.diffstat",
         "one row per file",
     )?;
 
-    let mut checks = Vec::with_capacity(d.checks.len());
     for (i, (name, exit_code, summary)) in d.checks.iter().enumerate() {
         if check_ident(name, "").is_err() {
             check_ident(name, &format!("{}.name", elem_path("input.checks", i)))?;
@@ -467,85 +573,51 @@ fn finish(d: Draft<'_>, now: impl FnOnce() -> String) -> Result<ManifestOutput> 
                 elem_path("input.checks", i)
             )));
         }
-        let summary = match summary {
-            None => None,
-            Some(s) => {
-                if s.len() > CHECK_SUMMARY_BYTES {
-                    return Err(limit_err(format!(
-                        "{}.summary is {} bytes; the cap is {CHECK_SUMMARY_BYTES} bytes per check summary",
-                        elem_path("input.checks", i),
-                        s.len()
-                    )));
-                }
-                Some(strip_controls(s)).filter(|c| !c.is_empty())
+        if let Some(s) = summary {
+            if s.len() > CHECK_SUMMARY_BYTES {
+                return Err(limit_err(format!(
+                    "{}.summary is {} bytes; the cap is {CHECK_SUMMARY_BYTES} bytes per check summary",
+                    elem_path("input.checks", i),
+                    s.len()
+                )));
             }
-        };
+        }
         budget.charge(
-            name.len() + summary.as_ref().map_or(0, String::len) + 24,
+            name.len() + summary.map_or(0, str::len) + 24,
             "input.checks",
         )?;
-        checks.push(CheckSummary {
-            exit_code: *exit_code,
-            name: (*name).to_string(),
-            summary,
-        });
     }
-    checks.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+    sort_by_str(&mut d.checks, |c| c.0);
     refuse_duplicate(
-        checks.iter().map(|c| c.name.as_str()),
+        d.checks.iter().map(|c| c.0),
         "input.checks",
         "one entry per check name",
     )?;
+    let summaries: Vec<Option<Cow<'a, str>>> = d
+        .checks
+        .iter()
+        .map(|(_, _, s)| s.map(clean_summary).filter(|c| !c.is_empty()))
+        .collect();
 
-    let mut diagnostics = Vec::with_capacity(d.diagnostics.len());
     for (i, g) in d.diagnostics.iter().enumerate() {
         let at = || elem_path("input.diagnostics", i);
         if check_rel_path(g.file, "").is_err() {
             check_rel_path(g.file, &format!("{}.file", at()))?;
         }
-        let errors = safe_u64(g.errors, || format!("{}.errors", at()))?;
-        let warnings = safe_u64(g.warnings, || format!("{}.warnings", at()))?;
-        let information = safe_u64(g.information, || format!("{}.information", at()))?;
-        let hints = safe_u64(g.hints, || format!("{}.hints", at()))?;
+        safe_u64(g.errors, || format!("{}.errors", at()))?;
+        safe_u64(g.warnings, || format!("{}.warnings", at()))?;
+        safe_u64(g.information, || format!("{}.information", at()))?;
+        safe_u64(g.hints, || format!("{}.hints", at()))?;
         budget.charge(g.file.len() + 58, "input.diagnostics")?;
-        diagnostics.push(DiagnosticSummary {
-            errors,
-            file: g.file.to_string(),
-            hints,
-            information,
-            warnings,
-        });
     }
-    diagnostics.sort_unstable_by(|a, b| a.file.cmp(&b.file));
+    sort_by_str(&mut d.diagnostics, |g| g.file);
     refuse_duplicate(
-        diagnostics.iter().map(|g| g.file.as_str()),
+        d.diagnostics.iter().map(|g| g.file),
         "input.diagnostics",
         "one summary per file",
     )?;
 
-    let content = ManifestContent {
-        artifact_id: d.artifact_id.to_string(),
-        base: d.base.to_string(),
-        changed_paths,
-        checks,
-        diagnostics,
-        diffstat,
-        head: d.head.to_string(),
-        identity: RepositoryIdentity {
-            default_branch: d.default_branch.to_string(),
-            remote_fingerprint: d.remote_fingerprint.to_string(),
-            repository_id: d.repository_id.to_string(),
-            worktree_path: d.worktree_path.map(str::to_string),
-        },
-        patch: PatchRef {
-            bytes,
-            kind: d.kind.to_string(),
-            sha256: d.sha256.to_string(),
-            uri: d.uri.to_string(),
-        },
-        thread_id: d.thread_id.to_string(),
-    };
-    let canonical = content.canonical_json()?;
+    let canonical = write_canonical(&d, &summaries);
     let digest = json::sha256_hex(&canonical);
     let review_id = match d.review_id {
         Some(id) => id.to_string(),
@@ -554,19 +626,17 @@ fn finish(d: Draft<'_>, now: impl FnOnce() -> String) -> Result<ManifestOutput> 
     let created_at = d.created_at.map_or_else(now, str::to_string);
 
     // The manifest text: the four unbound members, then the canonical content members.
-    let body = canonical.get(1..).unwrap_or_default();
-    let mut review_json = String::with_capacity(canonical.len() + review_id.len() + 160);
-    review_json.push_str("{\"reviewId\":");
-    review_json.push_str(&json_string(&review_id)?);
-    review_json.push_str(",\"createdAt\":");
-    review_json.push_str(&json_string(&created_at)?);
-    review_json.push_str(",\"state\":\"pending\",\"digest\":\"");
-    review_json.push_str(&digest);
-    review_json.push_str("\",");
-    review_json.push_str(
-        std::str::from_utf8(body)
-            .map_err(|e| PrismError::internal(format!("manifest JSON is not UTF-8: {e}")))?,
-    );
+    let mut review_json = Vec::with_capacity(canonical.len() + review_id.len() + 160);
+    review_json.extend_from_slice(b"{\"reviewId\":");
+    write_str(&mut review_json, &review_id);
+    review_json.extend_from_slice(b",\"createdAt\":");
+    write_str(&mut review_json, &created_at);
+    review_json.extend_from_slice(b",\"state\":\"pending\",\"digest\":\"");
+    review_json.extend_from_slice(digest.as_bytes());
+    review_json.extend_from_slice(b"\",");
+    review_json.extend_from_slice(canonical.get(1..).unwrap_or_default());
+    let review_json = String::from_utf8(review_json)
+        .map_err(|e| PrismError::internal(format!("manifest JSON is not UTF-8: {e}")))?;
     if review_json.len() > limits.max_manifest_bytes {
         return Err(limit_err(format!(
             "the manifest is {} bytes of JSON; maxManifestBytes is {}",
@@ -574,33 +644,169 @@ fn finish(d: Draft<'_>, now: impl FnOnce() -> String) -> Result<ManifestOutput> 
             limits.max_manifest_bytes
         )));
     }
-
-    let artifact_input = ArtifactInputHead {
-        thread_id: content.thread_id.clone(),
-        id: content.artifact_id.clone(),
-        uri: content.patch.uri.clone(),
-        mime: format!("application/x-{}", content.patch.kind),
-        hash: content.patch.sha256.clone(),
-        size: content.patch.bytes,
-        title: d.title.map(str::to_string),
-    };
-    let review = ReviewManifest {
+    Ok(Parts {
+        d,
+        summaries,
+        digest,
         review_id,
         created_at,
-        state: "pending",
-        digest,
-        content,
-    };
-    Ok(ManifestOutput {
-        review,
         review_json,
-        artifact_input,
     })
 }
 
-fn json_string(s: &str) -> Result<String> {
-    serde_json::to_string(s)
-        .map_err(|e| PrismError::internal(format!("serialising a string failed: {e}")))
+/// A check summary without control characters (other than newline and tab) and bidi
+/// overrides; borrowed when there is nothing to strip.
+fn clean_summary(s: &str) -> Cow<'_, str> {
+    let dirty = s.chars().any(|c| {
+        (c.is_control() && c != '\n' && c != '\t')
+            || ('\u{202a}'..='\u{202e}').contains(&c)
+            || ('\u{2066}'..='\u{2069}').contains(&c)
+    });
+    if dirty {
+        Cow::Owned(strip_controls(s))
+    } else {
+        Cow::Borrowed(s)
+    }
+}
+
+// ---------- the canonical writer ----------
+
+/// Whether `s` needs JSON escaping: a control character, `"` or `\`. Branch-free so it
+/// vectorizes; almost every string needs none and is copied as is.
+fn needs_escape(s: &str) -> bool {
+    s.bytes().fold(false, |acc, b| {
+        acc | (b < 0x20) | (b == b'"') | (b == b'\\')
+    })
+}
+
+/// A JSON string exactly as RFC 8785 (and JSON.stringify) spells it.
+fn write_str(out: &mut Vec<u8>, s: &str) {
+    if needs_escape(s) {
+        // serde_json escapes exactly the characters RFC 8785 escapes, the same way
+        // (short forms for \b \t \n \f \r, lowercase \u00xx for other controls).
+        if serde_json::to_writer(&mut *out, s).is_err() {
+            out.extend_from_slice(b"\"\"");
+        }
+    } else {
+        out.reserve(s.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(s.as_bytes());
+        out.push(b'"');
+    }
+}
+
+/// A safe integer in its canonical (shortest decimal) spelling.
+fn write_int(out: &mut Vec<u8>, n: i64) {
+    if n < 0 {
+        out.push(b'-');
+    }
+    write_u64(out, n.unsigned_abs());
+}
+
+fn write_u64(out: &mut Vec<u8>, mut n: u64) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        if let Some(slot) = buf.get_mut(i) {
+            *slot = b'0' + (n % 10) as u8;
+        }
+        n /= 10;
+        if n == 0 || i == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(buf.get(i..).unwrap_or_default());
+}
+
+/// RFC 8785 canonical JSON of the bound content, written directly: members in sorted order
+/// (all names are ASCII, so UTF-16 order is byte order), strings escaped as JSON.stringify
+/// does, integers in decimal. Equal to `serde_json::to_vec(&ManifestContent)` (tested).
+fn write_canonical(d: &Draft<'_>, summaries: &[Option<Cow<'_, str>>]) -> Vec<u8> {
+    let paths: usize = d.changed_paths.iter().map(|p| p.len() + 3).sum();
+    let rows: usize = d.diffstat.iter().map(|r| r.0.len() + 64).sum();
+    let diags: usize = d.diagnostics.iter().map(|g| g.file.len() + 90).sum();
+    let mut o = Vec::with_capacity(paths + rows + diags + 1024);
+    o.extend_from_slice(b"{\"artifactId\":");
+    write_str(&mut o, d.artifact_id);
+    o.extend_from_slice(b",\"base\":");
+    write_str(&mut o, d.base);
+    o.extend_from_slice(b",\"changedPaths\":[");
+    for (i, p) in d.changed_paths.iter().enumerate() {
+        if i > 0 {
+            o.push(b',');
+        }
+        write_str(&mut o, p);
+    }
+    o.extend_from_slice(b"],\"checks\":[");
+    for (i, ((name, exit_code, _), summary)) in d.checks.iter().zip(summaries).enumerate() {
+        if i > 0 {
+            o.push(b',');
+        }
+        o.extend_from_slice(b"{\"exitCode\":");
+        write_int(&mut o, *exit_code);
+        o.extend_from_slice(b",\"name\":");
+        write_str(&mut o, name);
+        if let Some(s) = summary {
+            o.extend_from_slice(b",\"summary\":");
+            write_str(&mut o, s);
+        }
+        o.push(b'}');
+    }
+    o.extend_from_slice(b"],\"diagnostics\":[");
+    for (i, g) in d.diagnostics.iter().enumerate() {
+        if i > 0 {
+            o.push(b',');
+        }
+        o.extend_from_slice(b"{\"errors\":");
+        write_u64(&mut o, g.errors);
+        o.extend_from_slice(b",\"file\":");
+        write_str(&mut o, g.file);
+        o.extend_from_slice(b",\"hints\":");
+        write_u64(&mut o, g.hints);
+        o.extend_from_slice(b",\"information\":");
+        write_u64(&mut o, g.information);
+        o.extend_from_slice(b",\"warnings\":");
+        write_u64(&mut o, g.warnings);
+        o.push(b'}');
+    }
+    o.extend_from_slice(b"],\"diffstat\":[");
+    for (i, (file, additions, deletions)) in d.diffstat.iter().enumerate() {
+        if i > 0 {
+            o.push(b',');
+        }
+        o.extend_from_slice(b"{\"additions\":");
+        write_u64(&mut o, *additions);
+        o.extend_from_slice(b",\"deletions\":");
+        write_u64(&mut o, *deletions);
+        o.extend_from_slice(b",\"file\":");
+        write_str(&mut o, file);
+        o.push(b'}');
+    }
+    o.extend_from_slice(b"],\"head\":");
+    write_str(&mut o, d.head);
+    o.extend_from_slice(b",\"identity\":{\"defaultBranch\":");
+    write_str(&mut o, d.default_branch);
+    o.extend_from_slice(b",\"remoteFingerprint\":");
+    write_str(&mut o, d.remote_fingerprint);
+    o.extend_from_slice(b",\"repositoryId\":");
+    write_str(&mut o, d.repository_id);
+    if let Some(w) = d.worktree_path {
+        o.extend_from_slice(b",\"worktreePath\":");
+        write_str(&mut o, w);
+    }
+    o.extend_from_slice(b"},\"patch\":{\"bytes\":");
+    write_u64(&mut o, d.bytes);
+    o.extend_from_slice(b",\"kind\":");
+    write_str(&mut o, d.kind);
+    o.extend_from_slice(b",\"sha256\":");
+    write_str(&mut o, d.sha256);
+    o.extend_from_slice(b",\"uri\":");
+    write_str(&mut o, d.uri);
+    o.extend_from_slice(b"},\"threadId\":");
+    write_str(&mut o, d.thread_id);
+    o.push(b'}');
+    o
 }
 
 /// `sorted` must be sorted; refuse the first value that repeats.

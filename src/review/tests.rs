@@ -31,6 +31,19 @@ fn make(v: &Value) -> Result<ManifestOutput, crate::PrismError> {
     let named = create_manifest(v, || NOW.to_string());
     let fast = create_manifest_text(&v.to_string(), || NOW.to_string());
     assert_eq!(named, fast, "the two readers disagree on {v}");
+    if let Ok(out) = &named {
+        // The directly written canonical JSON is serde's output of the owned content.
+        assert_eq!(out.review.digest, out.review.content.digest().unwrap());
+        // The binding text carries the same manifest and artifact input.
+        let mut with_time = v.clone();
+        with_time["createdAt"] = json!(out.review.created_at);
+        if let Ok(text) = create_manifest_binding(&with_time.to_string()) {
+            let (head, m) = text.split_once('\n').unwrap();
+            assert_eq!(m, out.review_json);
+            let head: Value = serde_json::from_str(head).unwrap();
+            assert_eq!(head, serde_json::to_value(&out.artifact_input).unwrap());
+        }
+    }
     named
 }
 
@@ -1222,48 +1235,4 @@ fn arb_json() -> impl Strategy<Value = Value> {
             .prop_map(|m| Value::Object(m.into_iter().collect())),
         ]
     })
-}
-#[test]
-#[ignore]
-fn timing_op() {
-    let text = std::fs::read_to_string("/tmp/rv-big.json").unwrap();
-    let op = std::env::var("OP").unwrap();
-    let out = create_manifest_text(&text, now_iso).unwrap();
-    for _ in 0..200 {
-        match op.as_str() {
-            "none" => {}
-            "read" => {
-                let _ = super::manifest::read_fast(&text).unwrap();
-            }
-            "create" => {
-                let _ = create_manifest_text(&text, now_iso).unwrap();
-            }
-            "canonical" => {
-                let _ = out.review.content.canonical_json().unwrap();
-            }
-            "sha" => {
-                let _ = crate::json::sha256_hex(out.review_json.as_bytes());
-            }
-            "paths" => {
-                for p in &out.review.content.changed_paths {
-                    let _ = super::text::check_rel_path(p, "");
-                }
-                for p in &out.review.content.diffstat {
-                    let _ = super::text::check_rel_path(&p.file, "");
-                }
-            }
-            "sort" => {
-                let mut v: Vec<&str> = out
-                    .review
-                    .content
-                    .changed_paths
-                    .iter()
-                    .rev()
-                    .map(|s| s.as_str())
-                    .collect();
-                v.sort_unstable();
-            }
-            _ => panic!(),
-        }
-    }
 }
