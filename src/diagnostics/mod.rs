@@ -13,7 +13,7 @@
 pub mod json;
 mod path;
 pub mod raw;
-mod text;
+pub mod text;
 
 use crate::error::{PrismError, Result};
 use raw::{RawEntry, RawField};

@@ -22,15 +22,33 @@ fn is_stripped_control(c: char) -> bool {
     c.is_control() && c != '\t' && c != '\n'
 }
 
-/// True when `s` has nothing [`strip_controls`] would remove (fast byte scan).
+/// True when `s` has something [`strip_controls`] would remove. Scans 64-byte blocks with
+/// a branch-free test (which the compiler vectorizes) and looks closely only at blocks
+/// holding a candidate byte (C0, DEL, or the `C2` lead byte of U+0080..U+00BF).
 fn has_controls(s: &str) -> bool {
     let bytes = s.as_bytes();
-    bytes.iter().enumerate().any(|(i, &b)| {
-        (b < 0x20 && b != b'\t' && b != b'\n')
-            || b == 0x7f
-            // C1 controls U+0080..U+009F are encoded as C2 80..C2 9F.
-            || (b == 0xc2 && matches!(bytes.get(i + 1), Some(0x80..=0x9f)))
-    })
+    let exact = |from: usize, to: usize| {
+        (from..to).any(|i| match bytes.get(i) {
+            Some(&b) => {
+                (b < 0x20 && b != b'\t' && b != b'\n')
+                    || b == 0x7f
+                    // C1 controls U+0080..U+009F are encoded as C2 80..C2 9F.
+                    || (b == 0xc2 && matches!(bytes.get(i + 1), Some(0x80..=0x9f)))
+            }
+            None => false,
+        })
+    };
+    let mut start = 0;
+    for block in bytes.chunks(64) {
+        let candidate = block.iter().fold(false, |acc, &b| {
+            acc | (b < 0x20) | (b == 0x7f) | (b == 0xc2)
+        });
+        if candidate && exact(start, start + block.len()) {
+            return true;
+        }
+        start += block.len();
+    }
+    false
 }
 
 /// Strip control characters: every Unicode `Cc` character except `\t` and `\n` (so `\r\n`
@@ -90,6 +108,52 @@ pub fn has_any_control(s: &str) -> bool {
     s.chars().any(char::is_control)
 }
 
+/// UTF-16 code units (a JavaScript string) as UTF-8 text, and whether it was exact: a lone
+/// surrogate becomes U+FFFD and makes it inexact. Same result as
+/// `String::from_utf16_lossy`, in one tight pass.
+pub fn utf16_to_string(units: &[u16]) -> (String, bool) {
+    let mut out: Vec<u8> = Vec::with_capacity(units.len().saturating_mul(3));
+    let mut exact = true;
+    let mut i = 0;
+    while let Some(&u) = units.get(i) {
+        i += 1;
+        let c = u32::from(u);
+        if c < 0x80 {
+            out.push(c as u8);
+        } else if c < 0x800 {
+            out.extend_from_slice(&[0xc0 | (c >> 6) as u8, 0x80 | (c & 0x3f) as u8]);
+        } else if !(0xd800..=0xdfff).contains(&c) {
+            out.extend_from_slice(&[
+                0xe0 | (c >> 12) as u8,
+                0x80 | ((c >> 6) & 0x3f) as u8,
+                0x80 | (c & 0x3f) as u8,
+            ]);
+        } else {
+            match units.get(i).map(|&l| u32::from(l)) {
+                Some(lo) if c < 0xdc00 && (0xdc00..=0xdfff).contains(&lo) => {
+                    i += 1;
+                    let cp = 0x10000 + ((c - 0xd800) << 10) + (lo - 0xdc00);
+                    out.extend_from_slice(&[
+                        0xf0 | (cp >> 18) as u8,
+                        0x80 | ((cp >> 12) & 0x3f) as u8,
+                        0x80 | ((cp >> 6) & 0x3f) as u8,
+                        0x80 | (cp & 0x3f) as u8,
+                    ]);
+                }
+                _ => {
+                    exact = false;
+                    out.extend_from_slice("\u{fffd}".as_bytes());
+                }
+            }
+        }
+    }
+    // The encoder above only writes well-formed UTF-8; the check is cheap insurance.
+    match String::from_utf8(out) {
+        Ok(s) => (s, exact),
+        Err(_) => (String::from_utf16_lossy(units), false),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -130,6 +194,15 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn utf16_conversion_matches_std(units in prop::collection::vec(any::<u16>(), 0..64), text in any::<String>()) {
+            let (s, exact) = utf16_to_string(&units);
+            prop_assert_eq!(&s, &String::from_utf16_lossy(&units));
+            prop_assert_eq!(exact, String::from_utf16(&units).is_ok());
+            let wide: Vec<u16> = text.encode_utf16().collect();
+            prop_assert_eq!(utf16_to_string(&wide), (text.clone(), true));
+        }
+
         #[test]
         fn truncation_is_a_bounded_char_boundary_prefix(s in any::<String>(), max in 0usize..64) {
             let t = truncate_utf8(&s, max);

@@ -10,6 +10,7 @@
 use super::guard;
 use crate::diagnostics::json::{self, delta_args};
 use crate::diagnostics::raw::{Num, RawDeltaInput, RawEntry, RawField, RawList};
+use crate::diagnostics::text::utf16_to_string;
 use crate::diagnostics::{
     delta_indices, identity_order, identity_runs, normalize_indexed, NormalizedDiagnostic,
 };
@@ -142,6 +143,11 @@ impl Js {
     /// The text of a JS string (lone surrogates become U+FFFD). Read as UTF-16, which
     /// Node copies without transcoding, then converted here in one pass.
     fn rust_string(&self, v: sys::napi_value) -> Result<String> {
+        Ok(self.rust_string_checked(v)?.0)
+    }
+
+    /// [`Self::rust_string`], and whether the text is exact (no lone surrogate replaced).
+    fn rust_string_checked(&self, v: sys::napi_value) -> Result<(String, bool)> {
         let mut len = 0usize;
         // SAFETY: a null buffer asks only for the length in UTF-16 code units.
         self.ok(unsafe {
@@ -159,12 +165,14 @@ impl Js {
         })?;
         // SAFETY: Node initialised `written` code units (<= len < cap).
         unsafe { buf.set_len(written.min(len)) };
-        Ok(String::from_utf16_lossy(&buf))
+        Ok(utf16_to_string(&buf))
     }
 
     /// A JS string from Rust text, created from UTF-16 (a copy, no decoding in V8).
     fn string_utf16(&self, s: &str) -> Result<sys::napi_value> {
-        let units: Vec<u16> = s.encode_utf16().collect();
+        // UTF-16 never needs more code units than UTF-8 has bytes.
+        let mut units: Vec<u16> = Vec::with_capacity(s.len());
+        units.extend(s.encode_utf16());
         let mut out = ptr::null_mut();
         // SAFETY: `units` holds `units.len()` initialised code units.
         self.ok(unsafe {
@@ -262,6 +270,17 @@ fn read_entry(
         ));
     }
     let message = js.get(v, k.message)?;
+    let is_string = js.type_of(message)? == sys::ValueType::napi_string;
+    let (message_field, handle) = if is_string && lazy {
+        // Checked to be a string; its text is fetched later only where needed.
+        (RawField::Str(Cow::Borrowed("")), Some(message))
+    } else if is_string {
+        let (text, exact) = js.rust_string_checked(message)?;
+        // Only an exact string may be handed back as it is.
+        (RawField::Str(Cow::Owned(text)), exact.then_some(message))
+    } else {
+        (js.field(message)?, None)
+    };
     let e = RawEntry {
         not_object: None,
         file: js.field(js.get(v, k.file)?)?,
@@ -270,12 +289,7 @@ fn read_entry(
         end_line: js.field(js.get(v, k.end_line)?)?,
         end_character: js.field(js.get(v, k.end_character)?)?,
         severity: js.field(js.get(v, k.severity)?)?,
-        message: if lazy && js.type_of(message)? == sys::ValueType::napi_string {
-            // Checked to be a string; its text is fetched later only where needed.
-            RawField::Str(Cow::Borrowed(""))
-        } else {
-            js.field(message)?
-        },
+        message: message_field,
         source: js.field(js.get(v, k.source)?)?,
         code: js.field(js.get(v, k.code)?)?,
         generation: if lazy {
@@ -284,7 +298,7 @@ fn read_entry(
             RawField::Absent
         },
     };
-    Ok((e, Some(message)))
+    Ok((e, handle))
 }
 
 fn read_list(
