@@ -90,13 +90,14 @@ impl ArtifactLimits {
             }
         };
         for (name, v) in obj {
-            let Some(idx) = SPEC.iter().position(|(n, _, _)| n == name) else {
+            let Some((idx, &(_, _, hard))) =
+                SPEC.iter().enumerate().find(|(_, (n, _, _))| n == name)
+            else {
                 return Err(PrismError::type_error(format!(
                     "limits.{name} is not a known limit (known: {})",
                     SPEC.map(|(n, _, _)| n).join(", ")
                 )));
             };
-            let (_, _, hard) = SPEC[idx];
             let Value::Number(n) = v else {
                 return Err(PrismError::type_error(format!(
                     "limits.{name} must be a number, got {}",
@@ -104,7 +105,11 @@ impl ArtifactLimits {
                 )));
             };
             match crate::json::as_u64(v).filter(|x| (1..=hard).contains(x)) {
-                Some(x) => values[idx] = x,
+                Some(x) => {
+                    if let Some(slot) = values.get_mut(idx) {
+                        *slot = x;
+                    }
+                }
                 None => {
                     return Err(PrismError::range(format!(
                         "limits.{name} must be an integer in 1..={hard}, got {n}"

@@ -116,9 +116,9 @@ pub fn parse_iso(text: &str) -> Option<i64> {
     if s.get(i) == Some(&b'.') {
         i += 1;
         let start = i;
-        while s.get(i).is_some_and(|b| b.is_ascii_digit()) {
+        while let Some(b) = s.get(i).filter(|b| b.is_ascii_digit()) {
             if i - start < 3 {
-                millis = millis * 10 + i64::from(s[i] - b'0');
+                millis = millis * 10 + i64::from(b - b'0');
             }
             i += 1;
         }
