@@ -157,6 +157,11 @@ test('the base defaults to main, and a review records its checks', (t) => {
   assert.match(r.checks[0].summary, /42/)
   assert.match(r.checks[1].summary, /boom/)
   assert.ok(!JSON.stringify(r.checks).includes('process.exit'), 'the command itself is not recorded')
+  // A summary is bounded (the tail of the output is kept).
+  const big = json(dir, ['review', '--check', 'big=node -e "process.stdout.write(\'x\'.repeat(200000) + \'END\')"'])
+  assert.equal(big.action, 'revised')
+  assert.ok(Buffer.byteLength(big.checks[0].summary) <= 2048)
+  assert.match(big.checks[0].summary, /^ok\n…x+END$/)
   const bad = cli(dir, ['review', '--check', 'no-equals-sign'])
   assert.equal(bad.code, 2)
   assertOneLine(bad.stderr)
