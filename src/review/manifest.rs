@@ -9,6 +9,7 @@
 //! produces the error (or the result, for the few inputs only it accepts, such as `1e3`).
 //! Everything after reading (the semantic checks, caps, normalization, digest) is shared.
 
+use super::canon::{write_int, write_str, write_u64};
 use super::limits::{ReviewLimits, CHECK_SUMMARY_BYTES, MANIFEST_INPUT_BYTES, URI_BYTES};
 use super::text::{
     check_ident, check_kind, check_rel_path, check_uri, deny_unknown, elem_path, input_err,
@@ -671,54 +672,6 @@ fn clean_summary(s: &str) -> Cow<'_, str> {
 
 // ---------- the canonical writer ----------
 
-/// Whether `s` needs JSON escaping: a control character, `"` or `\`. Branch-free so it
-/// vectorizes; almost every string needs none and is copied as is.
-fn needs_escape(s: &str) -> bool {
-    s.bytes().fold(false, |acc, b| {
-        acc | (b < 0x20) | (b == b'"') | (b == b'\\')
-    })
-}
-
-/// A JSON string exactly as RFC 8785 (and JSON.stringify) spells it.
-fn write_str(out: &mut Vec<u8>, s: &str) {
-    if needs_escape(s) {
-        // serde_json escapes exactly the characters RFC 8785 escapes, the same way
-        // (short forms for \b \t \n \f \r, lowercase \u00xx for other controls).
-        if serde_json::to_writer(&mut *out, s).is_err() {
-            out.extend_from_slice(b"\"\"");
-        }
-    } else {
-        out.reserve(s.len() + 2);
-        out.push(b'"');
-        out.extend_from_slice(s.as_bytes());
-        out.push(b'"');
-    }
-}
-
-/// A safe integer in its canonical (shortest decimal) spelling.
-fn write_int(out: &mut Vec<u8>, n: i64) {
-    if n < 0 {
-        out.push(b'-');
-    }
-    write_u64(out, n.unsigned_abs());
-}
-
-fn write_u64(out: &mut Vec<u8>, mut n: u64) {
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        if let Some(slot) = buf.get_mut(i) {
-            *slot = b'0' + (n % 10) as u8;
-        }
-        n /= 10;
-        if n == 0 || i == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(buf.get(i..).unwrap_or_default());
-}
-
 /// RFC 8785 canonical JSON of the bound content, written directly: members in sorted order
 /// (all names are ASCII, so UTF-16 order is byte order), strings escaped as JSON.stringify
 /// does, integers in decimal. Equal to `serde_json::to_vec(&ManifestContent)` (tested).
@@ -1224,28 +1177,14 @@ pub const UNBOUND_MEMBERS: [&str; 4] = ["digest", "reviewId", "createdAt", "stat
 /// canonical JSON of the object without [`UNBOUND_MEMBERS`]. Equal to
 /// `json::canonical_digest` of a copy with those members removed, without the copy.
 pub fn digest_of_manifest_value(manifest: &serde_json::Map<String, Value>) -> String {
-    struct Bound<'a>(&'a serde_json::Map<String, Value>);
-    impl Serialize for Bound<'_> {
-        fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-            use serde::ser::SerializeMap;
-            let mut map = s.serialize_map(None)?;
-            for (k, v) in self.0 {
-                if !UNBOUND_MEMBERS.contains(&k.as_str()) {
-                    map.serialize_entry(k, v)?;
-                }
-            }
-            map.end()
-        }
+    // Fast path: the manifest value space (strings, safe integers) written directly.
+    let mut out = Vec::with_capacity(4096);
+    if super::canon::write_object_value(&mut out, manifest, &UNBOUND_MEMBERS) {
+        return json::sha256_hex(&out);
     }
-    match serde_json_canonicalizer::to_vec(&Bound(manifest)) {
-        Ok(bytes) => json::sha256_hex(&bytes),
-        // Cannot happen for a serde_json map; fall back to the copying path.
-        Err(_) => {
-            let mut copy = manifest.clone();
-            for k in UNBOUND_MEMBERS {
-                copy.remove(k);
-            }
-            json::canonical_digest(&Value::Object(copy))
-        }
+    let mut copy = manifest.clone();
+    for k in UNBOUND_MEMBERS {
+        copy.remove(k);
     }
+    json::canonical_digest(&Value::Object(copy))
 }

@@ -10,6 +10,7 @@
 //! Both have `*_json` twins (JSON text in and out) that the binding layer calls.
 
 mod accept;
+mod canon;
 mod limits;
 mod manifest;
 mod text;

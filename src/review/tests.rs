@@ -211,6 +211,14 @@ fn numbers_must_be_safe_integers() {
 }
 
 #[test]
+fn limits_and_title_are_not_bound() {
+    let mut i = input();
+    i["limits"] = json!({ "maxManifestBytes": 262144, "maxDiagnosticSummaries": 5000, "maxReviewRevisions": 1 });
+    i["title"] = json!("A title");
+    assert_eq!(digest(&i), digest(&input()));
+}
+
+#[test]
 fn digest_ignores_review_id_created_at_and_state() {
     let a = make(&input()).unwrap().review;
     let mut i = input();

@@ -157,7 +157,7 @@ fn check_segment(seg: &[u8], path: &str) -> Result<()> {
 
 fn is_drive_prefixed(s: &str) -> bool {
     let b = s.as_bytes();
-    b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':'
+    matches!(b, [first, b':', ..] if first.is_ascii_alphabetic())
 }
 
 /// Exactly 64 lowercase hex digits (a SHA-256).
@@ -173,8 +173,8 @@ pub(crate) fn check_kind(s: &str, path: &str) -> Result<()> {
     let b = s.as_bytes();
     let ok = !b.is_empty()
         && b.len() <= 64
-        && b[0].is_ascii_alphanumeric()
-        && !b[0].is_ascii_uppercase()
+        && b.first()
+            .is_some_and(|c| c.is_ascii_digit() || c.is_ascii_lowercase())
         && b.iter().all(|c| {
             c.is_ascii_digit() || c.is_ascii_lowercase() || matches!(c, b'.' | b'+' | b'-')
         });
@@ -324,7 +324,7 @@ pub(crate) fn truncate_utf8(s: &str, max: usize) -> &str {
 /// `YYYY-MM-DDTHH:MM:SS[.f{1,9}]Z`, a real calendar date and time of day (UTC only).
 pub fn is_iso_utc(s: &str) -> bool {
     let b = s.as_bytes();
-    if b.len() < 20 || b.len() > 30 || b[b.len() - 1] != b'Z' {
+    if b.len() < 20 || b.len() > 30 || b.last() != Some(&b'Z') {
         return false;
     }
     let num = |from: usize, len: usize| -> Option<u32> {
@@ -354,9 +354,9 @@ pub fn is_iso_utc(s: &str) -> bool {
     // Fraction: nothing, or '.' followed by 1..=9 digits, then the final 'Z'.
     let frac = b.get(19..b.len() - 1).unwrap_or(&[]);
     if !frac.is_empty() {
-        let ok = frac[0] == b'.'
+        let ok = frac.first() == Some(&b'.')
             && (2..=10).contains(&frac.len())
-            && frac[1..].iter().all(u8::is_ascii_digit);
+            && frac.iter().skip(1).all(u8::is_ascii_digit);
         if !ok {
             return false;
         }
