@@ -256,3 +256,45 @@ test('normalize → delta round trip, and the result never aliases internal stat
   r.unchanged[0].message = 'mutated'
   assert.equal(next[0].message, 'two')
 })
+
+test('the Node-API reader and the JSON-text reader agree entry for entry', async () => {
+  const { createRequire } = await import('node:module')
+  const native = createRequire(import.meta.url)('../js/native.js')
+  const raw = [
+    base(), { ...base(), file: `${ROOT}/x/../y.ts`, code: -3, source: '', severity: 4 }, { ...base(), message: 'é\u0000\u001b[1mbold\u001b[0m\r\n' },
+    { ...base(), line: 1.5 }, { ...base(), endLine: 3, endCharacter: 4 }, null, 'x', { ...base(), message: 'x'.repeat(5000) + '€' },
+    { ...base(), message: 'a\ud800b' }, { ...base(), file: 'file:///work/repo/z.ts' }, { ...base(), severity: 0 }, { ...base(), code: 2 ** 60 },
+  ]
+  for (const options of [opts(), opts({ maxMessageBytes: 5, maxDiagnosticsPerFile: 2 })]) {
+    const viaObjects = normalizeDiagnostics(raw, options)
+    const viaJson = JSON.parse(native.diagnosticsNormalizeJson(JSON.stringify(raw), JSON.stringify(options)))
+    assert.deepEqual(viaObjects, viaJson)
+  }
+  const next = normalizeDiagnostics(raw, opts({ generation: 2 }))
+  const previous = normalizeDiagnostics(raw.slice(3), opts({ generation: 1 }))
+  assert.deepEqual(
+    JSON.parse(native.diagnosticsDeltaIndices({ next, previous })),
+    JSON.parse(native.diagnosticsDeltaIndicesJson(JSON.stringify({ next, previous }))),
+  )
+})
+
+test('property: truncated messages never exceed the cap, never split a character, keep a prefix', () => {
+  const alphabet = ['a', ' ', '\n', '\t', 'é', '€', '😀', '\u0000', '\u001b', '\u0085', '\r', '𝄞', 'ж']
+  let seed = 99
+  const rand = (n) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n)
+  const strip = (s) => s.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '')
+  for (let round = 0; round < 500; round++) {
+    const message = Array.from({ length: rand(40) }, () => alphabet[rand(alphabet.length)]).join('')
+    const maxMessageBytes = 1 + rand(24)
+    const out = normalizeDiagnostics([{ file: 'a', line: 0, message }], opts({ maxMessageBytes }))
+    if (out.length === 0) continue
+    const m = out[0].message
+    assert.ok(Buffer.byteLength(m) <= maxMessageBytes, `${JSON.stringify(message)} @${maxMessageBytes}`)
+    assert.equal(m, m.toWellFormed ? m.toWellFormed() : m) // no split surrogate pair
+    assert.ok(strip(message).startsWith(m))
+    assert.notEqual(m.trim(), '')
+    // Maximal: the next character of the stripped text would not fit.
+    const rest = [...strip(message).slice(m.length)]
+    if (rest.length > 0) assert.ok(Buffer.byteLength(m + rest[0]) > maxMessageBytes)
+  }
+})

@@ -1,8 +1,17 @@
 // normalize+delta of n raw diagnostics (one in five with a 6 KiB non-ASCII message)
 // against the floor: a JSON round trip (JSON.parse(JSON.stringify(input))) of the same
 // input, measured in the same run. Targets: ≤3x at n ≥ 10 000, ≤5x at n = 100.
+import { createRequire } from 'node:module'
 import { normalizeDiagnostics, diagnosticDelta } from '../index.mjs'
 import { medianMs, fmt } from './util.mjs'
+
+// The alternative that was measured against: JSON text both ways (the package default).
+const native = createRequire(import.meta.url)('../js/native.js')
+function jsonTextNormalizeDelta(raw, options, previous) {
+  const next = JSON.parse(native.diagnosticsNormalizeJson(JSON.stringify(raw), JSON.stringify(options)))
+  const r = JSON.parse(native.diagnosticsDeltaIndicesJson(JSON.stringify({ next, previous })))
+  return { added: r.added.map((i) => next[i]), removed: r.removed.map((i) => previous[i]), unchanged: r.unchanged.map((i) => next[i]) }
+}
 
 const ROOT = '/work/project'
 const UNIT = 'Ошибка типа: значение 型「Foo」は割り当てできません 😀 — ';
@@ -52,6 +61,10 @@ export default async function run() {
       },
       { runs, warmup },
     )
+    const jsonText = await medianMs(
+      () => jsonTextNormalizeDelta(raw, { workspaceRoot: ROOT, generation: 2 }, previous),
+      { runs, warmup },
+    )
     const normOnly = await medianMs(() => normalizeDiagnostics(raw, { workspaceRoot: ROOT, generation: 2 }), {
       runs,
       warmup,
@@ -64,6 +77,7 @@ export default async function run() {
       'normalize+delta ms': fmt(work),
       'normalize ms': fmt(normOnly),
       ratio: fmt(ratio),
+      'JSON-text ratio': fmt(jsonText / floor),
       target: `≤${target}x`,
       ok: ratio <= target ? 'yes' : 'NO',
       added: check.added.length,

@@ -314,8 +314,8 @@ fn read_list(
         });
     }
     let n = js.len(v)?;
-    let mut entries = Vec::with_capacity(n as usize);
-    let mut messages = Vec::with_capacity(n as usize);
+    let mut entries = Vec::with_capacity((n as usize).min(1 << 16));
+    let mut messages = Vec::with_capacity((n as usize).min(1 << 16));
     for i in 0..n {
         let (e, m) = read_entry(js, k, js.element(v, i)?, lazy)?;
         entries.push(e);
