@@ -86,6 +86,11 @@ test('review stores the patch body under .prism/patches, keeps only its referenc
   assert.match(r.reviewId, /^review-[0-9a-f]{24}$/)
   assert.match(r.digest, /^[0-9a-f]{64}$/)
 
+  // A damaged body file is rewritten by the next review.
+  writeFileSync(join(dir, '.prism', 'patches', `${sha}.patch`), 'damaged')
+  assert.equal(json(dir, ['review', '--base', 'main']).action, 'unchanged')
+  assert.deepEqual(readFileSync(join(dir, '.prism', 'patches', `${sha}.patch`)), patch)
+
   // The database holds the reference, never the body.
   const db = join(dir, '.prism', 'review.db')
   assert.ok(existsSync(db))

@@ -1,7 +1,7 @@
 // Opening the local review store: the database, the link secret beside it, the artifact
 // service over the embedded SQLite store. Everything here uses the package's public API.
 import { mkdirSync, readFileSync, writeFileSync, statSync, chmodSync, existsSync, renameSync } from 'node:fs'
-import { randomBytes } from 'node:crypto'
+import { randomBytes, createHash } from 'node:crypto'
 import { dirname, join, resolve } from 'node:path'
 import { CliError } from './errors.mjs'
 
@@ -91,12 +91,15 @@ export async function openStore({ root, db, cwd = process.cwd(), extraSecrets = 
   }
 }
 
-/** Writes the patch body to `.prism/patches/<sha256>.patch` (once; same name, same bytes). */
+/**
+ * Writes the patch body to `.prism/patches/<sha256>.patch`: once, and again only when the
+ * file there no longer hashes to its name.
+ */
 export function storePatch(root, sha256, bytes) {
   const dir = join(prismDir(root), 'patches')
   mkdirSync(dir, { recursive: true, mode: 0o700 })
   const file = join(dir, `${sha256}.patch`)
-  if (!existsSync(file)) {
+  if (!existsSync(file) || createHash('sha256').update(readFileSync(file)).digest('hex') !== sha256) {
     const tmp = `${file}.${process.pid}.tmp`
     writeFileSync(tmp, bytes, { mode: 0o600 })
     renameSync(tmp, file)
