@@ -798,6 +798,26 @@ fn pending_accepted_rejected() {
 }
 
 #[test]
+fn decisions_without_reviewer_or_note() {
+    let review = review_value(&input());
+    let mut record = record_for(&review);
+    record["approvals"] = json!([{ "version": 1, "state": "approved" }]);
+    let o = assert_on(&review, &record).unwrap();
+    assert_eq!(
+        (o.state, o.reviewer, o.note),
+        (ReviewState::Accepted, None, None)
+    );
+    // Control characters only: nothing left to report.
+    record["approvals"] =
+        json!([{ "version": 1, "state": "rejected", "reviewer": "\u{7}", "note": "\u{1b}" }]);
+    let o = assert_on(&review, &record).unwrap();
+    assert_eq!(
+        (o.state, o.reviewer, o.note),
+        (ReviewState::Rejected, None, None)
+    );
+}
+
+#[test]
 fn long_notes_are_bounded() {
     let review = review_value(&input());
     let mut record = record_for(&review);
