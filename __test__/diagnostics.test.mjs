@@ -298,3 +298,17 @@ test('property: truncated messages never exceed the cap, never split a character
     if (rest.length > 0) assert.ok(Buffer.byteLength(m + rest[0]) > maxMessageBytes)
   }
 })
+
+test('huge or sparse arrays are refused or fail fast, never walked into exhaustion', () => {
+  const huge = []
+  huge.length = 2 ** 32 - 1
+  assert.throws(() => normalizeDiagnostics(huge, opts()), (e) => e instanceof RangeError && e.code === 'ERR_OUT_OF_RANGE')
+  assert.throws(() => diagnosticDelta({ next: huge }), RangeError)
+  assert.throws(() => diagnosticDelta({ next: [], previous: huge }), RangeError)
+  const holes = []
+  holes.length = 1_000_000
+  holes[999_999] = base()
+  assert.equal(normalizeDiagnostics(holes, opts()).length, 1)
+  // The first bad entry stops the walk: a holey next fails at index 0.
+  assert.throws(() => diagnosticDelta({ next: holes }), /input\.next\[0\]/)
+})

@@ -3,7 +3,8 @@
 //
 // Unlike the package default (JSON text), the bulk arrays are read by the native side
 // directly through Node-API (each property once) and results are built as objects there:
-// JSON text both ways measured ~8x a JSON round trip at n = 10 000 against a 3x target.
+// JSON text both ways measured 4-6x a JSON round trip at n >= 10 000 against a 3x target
+// (this path: 1.9-2.8x; `npm run bench -- diagnostics`).
 // `diagnosticDelta` gets back only indices into `next` / `previous` (the Rust core
 // validates, dedupes, orders and diffs), so messages never travel back: the result
 // entries are rebuilt here from the caller's own entries, fields in one fixed order.

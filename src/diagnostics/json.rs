@@ -50,7 +50,7 @@ fn serialize<T: serde::Serialize>(v: &T) -> Result<String> {
 }
 
 /// A required or optional non-negative safe integer argument.
-fn safe_u64_arg(f: &RawField<'_>, path: &str) -> Result<Option<u64>> {
+pub fn safe_u64_arg(f: &RawField<'_>, path: &str) -> Result<Option<u64>> {
     match f {
         RawField::Absent => Ok(None),
         RawField::Num(n) => n.safe_u64().map(Some).ok_or_else(|| {
@@ -257,7 +257,7 @@ pub fn strict_entry(
     })
 }
 
-fn strict_list(
+pub fn strict_list(
     list: RawList<'_>,
     name: &str,
     required: bool,
@@ -270,12 +270,14 @@ fn strict_list(
         RawList::Wrong(t) => Err(PrismError::type_error(format!(
             "{name} must be an array of normalized diagnostics, got {t}"
         ))),
-        RawList::List(l) => l
-            .into_iter()
-            .enumerate()
-            .map(|(i, e)| strict_entry(e, || format!("{name}[{i}]"), true))
-            .collect::<Result<Vec<_>>>()
-            .map(Some),
+        RawList::List(l) => {
+            super::check_input_len(l.len(), name)?;
+            l.into_iter()
+                .enumerate()
+                .map(|(i, e)| strict_entry(e, || format!("{name}[{i}]"), true))
+                .collect::<Result<Vec<_>>>()
+                .map(Some)
+        }
     }
 }
 

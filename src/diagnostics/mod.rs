@@ -8,7 +8,20 @@
 //! - [`delta`] diffs two views: `added` / `removed` / `unchanged`, duplicates deduped,
 //!   stale previous entries ignored, each list in one canonical order.
 //!
-//! [`json`] holds the JSON-text entry points the binding uses.
+//! [`json`] holds the JSON-text entry points (the binding reads JS arrays in place and
+//! builds the same [`raw::RawEntry`] values, so one validator serves every path).
+//!
+//! ```
+//! use prism_review::diagnostics::{delta, identity, normalize, NormalizeOptions};
+//! use serde_json::json;
+//!
+//! let raw = vec![json!({ "file": "file:///ws/src/a.ts", "line": 3, "character": 4,
+//!                        "severity": 1, "message": "bad", "source": "ts", "code": 2322 })];
+//! let next = normalize(&raw, &NormalizeOptions::new("/ws", 2)).unwrap();
+//! assert_eq!(identity(&next[0]), "src/a.ts:ts:3:4:2322");
+//! let d = delta(&next, None, None);
+//! assert_eq!((d.added.len(), d.generation), (1, 2));
+//! ```
 
 pub mod json;
 mod path;
@@ -184,15 +197,53 @@ pub fn normalize_indexed(
     entries: Vec<RawEntry<'_>>,
     opts: &NormalizeOptions,
 ) -> Result<Vec<(usize, NormalizedDiagnostic)>> {
-    let root = opts.check()?;
-    let mut counts: HashMap<String, usize> = HashMap::new();
+    let mut n = Normalizer::new(opts)?;
+    check_input_len(entries.len(), "raw")?;
     let mut out = Vec::with_capacity(entries.len().min(1 << 16));
     for (i, e) in entries.into_iter().enumerate() {
-        if let Some(d) = normalize_one(e, &root, opts, &mut counts) {
+        if let Some(d) = n.push(e) {
             out.push((i, d));
         }
     }
     Ok(out)
+}
+
+/// The most entries one array argument may hold (a `RangeError` beyond), so a huge or
+/// sparse array is refused up front instead of being walked for minutes.
+pub const MAX_INPUT_ENTRIES: usize = 10_000_000;
+
+/// `RangeError` when an input array is longer than [`MAX_INPUT_ENTRIES`].
+pub fn check_input_len(len: usize, name: &str) -> Result<()> {
+    if len > MAX_INPUT_ENTRIES {
+        return Err(PrismError::range(format!(
+            "{name} holds {len} entries; at most {MAX_INPUT_ENTRIES} are accepted"
+        )));
+    }
+    Ok(())
+}
+
+/// Normalizes entries one at a time, charging the per-file cap as they arrive, so a
+/// caller streaming input retains only what is kept.
+pub struct Normalizer<'o> {
+    root: path::AbsPath,
+    opts: &'o NormalizeOptions,
+    counts: HashMap<String, usize>,
+}
+
+impl<'o> Normalizer<'o> {
+    /// Checks the options (`RangeError` / `TypeError` as [`normalize`]).
+    pub fn new(opts: &'o NormalizeOptions) -> Result<Self> {
+        Ok(Self {
+            root: opts.check()?,
+            opts,
+            counts: HashMap::new(),
+        })
+    }
+
+    /// The normalized entry, or `None` when it is malformed or over its file's cap.
+    pub fn push(&mut self, e: RawEntry<'_>) -> Option<NormalizedDiagnostic> {
+        normalize_one(e, &self.root, self.opts, &mut self.counts)
+    }
 }
 
 fn position(f: &RawField<'_>) -> Option<u64> {

@@ -2,8 +2,9 @@
 //!
 //! Unlike the package default (JSON text both ways, see `src/napi/mod.rs`), the bulk
 //! calls read the caller's arrays directly through Node-API and build the result objects
-//! directly: measured on the diagnostics benchmark, JSON text in both directions cost
-//! ~8x a JSON round trip at n = 10 000 against a 3x target (numbers in the README). Every
+//! directly: on the diagnostics benchmark JSON text in both directions measured 4-6x a
+//! JSON round trip at n >= 10 000 against a 3x target; this path 1.9-2.8x (numbers and
+//! command in the README). Every
 //! field is read exactly once and turned into the same [`RawEntry`] the JSON path builds,
 //! so one validator serves both. Small arguments (options) still cross as JSON text.
 
@@ -12,7 +13,7 @@ use crate::diagnostics::json::{self, delta_args};
 use crate::diagnostics::raw::{Num, RawDeltaInput, RawEntry, RawField, RawList};
 use crate::diagnostics::text::utf16_to_string;
 use crate::diagnostics::{
-    delta_indices, identity_order, identity_runs, normalize_indexed, NormalizedDiagnostic,
+    check_input_len, delta_indices, identity_order, identity_runs, NormalizedDiagnostic, Normalizer,
 };
 use crate::error::{PrismError, Result};
 use napi::bindgen_prelude::{Env, ToNapiValue, TypeName, Unknown, ValueType};
@@ -301,35 +302,59 @@ fn read_entry(
     Ok((e, handle))
 }
 
-fn read_list(
+/// The array at `v`, or why not: `Ok(None)` for `undefined`, `Err(type)` otherwise.
+fn as_array(js: &Js, v: sys::napi_value) -> Result<std::result::Result<Option<u32>, &'static str>> {
+    if js.is_array(v)? {
+        let n = js.len(v)?;
+        check_input_len(n as usize, "array")?;
+        return Ok(Ok(Some(n)));
+    }
+    Ok(match js.field_shallow(v)? {
+        Some("undefined") => Ok(None),
+        t => Err(t.unwrap_or("object")),
+    })
+}
+
+/// A list of normalized diagnostics, validated as it is read (the first bad entry stops
+/// the walk), with the message handle of each entry. Same rules and messages as
+/// [`json::strict_list`].
+type StrictList = (
+    Option<Vec<NormalizedDiagnostic>>,
+    Vec<Option<sys::napi_value>>,
+);
+
+fn read_strict_list(
     js: &Js,
     k: &Keys,
     v: sys::napi_value,
-    lazy: bool,
-) -> Result<(RawList<'static>, Vec<Option<sys::napi_value>>)> {
-    if !js.is_array(v)? {
-        return Ok(match js.field_shallow(v)? {
-            Some("undefined") => (RawList::Absent, Vec::new()),
-            t => (RawList::Wrong(t.unwrap_or("object")), Vec::new()),
-        });
-    }
-    let n = js.len(v)?;
-    let mut entries = Vec::with_capacity((n as usize).min(1 << 16));
+    name: &str,
+    required: bool,
+) -> Result<StrictList> {
+    let n = match as_array(js, v)? {
+        Ok(Some(n)) => n,
+        Ok(None) => {
+            return json::strict_list(RawList::Absent, name, required).map(|l| (l, Vec::new()))
+        }
+        Err(t) => {
+            return json::strict_list(RawList::Wrong(t), name, required).map(|l| (l, Vec::new()))
+        }
+    };
+    let mut list = Vec::with_capacity((n as usize).min(1 << 16));
     let mut messages = Vec::with_capacity((n as usize).min(1 << 16));
     for i in 0..n {
-        let (e, m) = read_entry(js, k, js.element(v, i)?, lazy)?;
-        entries.push(e);
+        let (e, m) = read_entry(js, k, js.element(v, i)?, true)?;
+        list.push(json::strict_entry(e, || format!("{name}[{i}]"), true)?);
         messages.push(m);
     }
-    Ok((RawList::List(entries), messages))
+    Ok((Some(list), messages))
 }
 
+/// The result array; each kept entry comes with the caller's own message string when the
+/// message came through unchanged.
 fn build_output(
     js: &Js,
     k: &Keys,
-    kept: &[(usize, NormalizedDiagnostic)],
-    entries_message_len: &[usize],
-    messages: &[Option<sys::napi_value>],
+    kept: &[(NormalizedDiagnostic, Option<sys::napi_value>)],
 ) -> Result<sys::napi_value> {
     let severities = [
         js.string("error")?,
@@ -339,7 +364,7 @@ fn build_output(
     ];
     let mut files: HashMap<&str, sys::napi_value> = HashMap::new();
     let arr = js.array(kept.len())?;
-    for (slot, (i, d)) in kept.iter().enumerate() {
+    for (slot, (d, original)) in kept.iter().enumerate() {
         let o = js.object()?;
         let file = match files.get(d.file.as_str()) {
             Some(&f) => f,
@@ -363,12 +388,9 @@ fn build_output(
             .copied()
             .ok_or_else(|| PrismError::internal("severity out of range"))?;
         js.set(o, k.severity, sev)?;
-        // Stripping and truncation only remove text, so an equal UTF-8 length means the
-        // message is unchanged: hand back the caller's own string.
-        let original = messages.get(*i).copied().flatten();
         let message = match original {
-            Some(m) if entries_message_len.get(*i) == Some(&d.message.len()) => m,
-            _ => js.string_utf16(&d.message)?,
+            Some(m) => *m,
+            None => js.string_utf16(&d.message)?,
         };
         js.set(o, k.message, message)?;
         if let Some(s) = &d.source {
@@ -392,26 +414,37 @@ pub fn diagnostics_normalize(env: Env, raw: Unknown, options_json: String) -> na
     let raw = raw.raw();
     guard(|| {
         let opts = json::parse_options_json(&options_json)?;
+        let mut normalizer = Normalizer::new(&opts)?;
         let k = Keys::new(&js)?;
-        let (list, messages) = read_list(&js, &k, raw, false)?;
-        let entries = match list {
-            RawList::List(l) => l,
-            RawList::Absent => Vec::new(),
-            RawList::Wrong(t) => {
+        let n = match as_array(&js, raw)? {
+            Ok(Some(n)) => n,
+            Ok(None) => {
+                return Err(PrismError::type_error(
+                    "raw must be an array of diagnostics, got undefined",
+                ))
+            }
+            Err(t) => {
                 return Err(PrismError::type_error(format!(
                     "raw must be an array of diagnostics, got {t}"
                 )))
             }
         };
-        let message_len: Vec<usize> = entries
-            .iter()
-            .map(|e| match &e.message {
+        // Streamed: only kept entries are retained.
+        let mut kept = Vec::new();
+        for i in 0..n {
+            let (e, handle) = read_entry(&js, &k, js.element(raw, i)?, false)?;
+            let len = match &e.message {
                 RawField::Str(s) => s.len(),
                 _ => usize::MAX,
-            })
-            .collect();
-        let kept = normalize_indexed(entries, &opts)?;
-        build_output(&js, &k, &kept, &message_len, &messages).map(RawJs)
+            };
+            if let Some(d) = normalizer.push(e) {
+                // Stripping and truncation only remove text, so an equal UTF-8 length
+                // means the message is unchanged: hand back the caller's own string.
+                let reuse = handle.filter(|_| len == d.message.len());
+                kept.push((d, reuse));
+            }
+        }
+        build_output(&js, &k, &kept).map(RawJs)
     })
 }
 
@@ -423,28 +456,27 @@ pub fn diagnostics_delta_indices(env: Env, input: Unknown) -> napi::Result<Strin
     let js = Js { env: env.raw() };
     let input = input.raw();
     guard(|| {
-        let (raw, next_msgs, prev_msgs) = if let Some(t) = js.field_shallow(input)? {
-            let raw = RawDeltaInput {
+        if let Some(t) = js.field_shallow(input)? {
+            return Err(delta_args(RawDeltaInput {
                 not_object: Some(t),
                 ..RawDeltaInput::default()
-            };
-            (raw, Vec::new(), Vec::new())
-        } else {
-            let k = Keys::new(&js)?;
-            let next = js.get(input, js.string("next")?)?;
-            let previous = js.get(input, js.string("previous")?)?;
-            let generation = js.field(js.get(input, k.generation)?)?;
-            let (next, next_msgs) = read_list(&js, &k, next, true)?;
-            let (previous, prev_msgs) = read_list(&js, &k, previous, true)?;
-            let raw = RawDeltaInput {
-                not_object: None,
-                next,
-                previous,
-                generation,
-            };
-            (raw, next_msgs, prev_msgs)
+            })
+            .err()
+            .unwrap_or_else(|| PrismError::type_error("input must be an object")));
+        }
+        let k = Keys::new(&js)?;
+        let next = js.get(input, js.string("next")?)?;
+        let previous = js.get(input, js.string("previous")?)?;
+        let generation = js.field(js.get(input, k.generation)?)?;
+        // Same order of checks as the JSON path: generation, next, previous.
+        let generation = json::safe_u64_arg(&generation, "input.generation")?;
+        let (next, next_msgs) = read_strict_list(&js, &k, next, "input.next", true)?;
+        let (previous, prev_msgs) = read_strict_list(&js, &k, previous, "input.previous", false)?;
+        let mut a = json::DeltaArgs {
+            next: next.unwrap_or_default(),
+            previous,
+            generation,
         };
-        let mut a = delta_args(raw)?;
         fill_duplicate_messages(&js, &mut a.next, &next_msgs)?;
         if let Some(p) = a.previous.as_mut() {
             fill_duplicate_messages(&js, p, &prev_msgs)?;
