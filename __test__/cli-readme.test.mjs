@@ -1,0 +1,49 @@
+// The README's quick start is what CI runs, word for word, and the command-line section
+// documents every command the program knows.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { join, dirname } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+const readme = readFileSync(join(root, 'README.md'), 'utf8')
+
+function section(title) {
+  const start = readme.indexOf(`\n## ${title}\n`)
+  assert.notEqual(start, -1, `README has no "## ${title}" section`)
+  const rest = readme.slice(start + 1)
+  const next = rest.indexOf('\n## ', 4)
+  return next === -1 ? rest : rest.slice(0, next)
+}
+
+test('the quick start follows Install and has exactly two commands: the demo and the tests', () => {
+  const titles = [...readme.matchAll(/^## (.+)$/gm)].map((m) => m[1])
+  assert.equal(titles[titles.indexOf('Install') + 1], 'Quick start')
+  const block = /```sh\n([\s\S]*?)```/.exec(section('Quick start'))
+  assert.ok(block, 'the quick start has a sh block')
+  const commands = block[1].split('\n').filter((l) => l.trim() !== '')
+  assert.equal(commands.length, 2)
+  assert.match(commands[0], /prism-review(\.mjs)? demo$/)
+  assert.equal(commands[1], 'npm test')
+  // CI runs both exactly as written.
+  const ci = readFileSync(join(root, '.ci', 'run'), 'utf8').split('\n')
+  for (const c of commands) assert.ok(ci.includes(c), `.ci/run does not run "${c}" as written`)
+  assert.ok(ci.indexOf(commands[0]) < ci.indexOf(commands[1]), 'the demo runs before the tests')
+})
+
+test('the command-line section documents every command of the help text', () => {
+  const help = spawnSync(process.execPath, [join(root, 'bin', 'prism-review.mjs'), 'help'], { encoding: 'utf8' })
+  assert.equal(help.status, 0)
+  const commands = [...help.stdout.matchAll(/^ {2}([a-z]+) {2,}/gm)].map((m) => m[1])
+  assert.deepEqual(commands, ['demo', 'review', 'status', 'approve', 'reject', 'log', 'serve', 'help'])
+  const doc = section('Command line')
+  for (const c of commands) assert.match(doc, new RegExp('^\\|.*`' + c + '[` ]', 'm'), `README does not document "${c}"`)
+  for (const flag of [...help.stdout.matchAll(/^ {2}(--[a-z]+)/gm)].map((m) => m[1])) {
+    assert.ok(doc.includes(flag), `README does not mention ${flag}`)
+  }
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
+  assert.equal(pkg.bin['prism-review'], 'bin/prism-review.mjs')
+  assert.ok(pkg.files.includes('bin/'))
+})
