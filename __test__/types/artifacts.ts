@@ -1,10 +1,10 @@
 // Compiles under tsc --strict: the seed 001 "Implementation example" with only the import
-// paths changed to 'prism-review'. The seed's createArtifactHandler import and its
-// `export const handler = createArtifactHandler(...)` line are left out because the HTTP
-// adapter is not exported yet (another area adds it).
+// paths changed to 'prism-review' (and its body inside a function: this file is not a
+// module with top-level await). `hostAuthorize` is the host's, so it is declared.
 import { createSecretRedactor } from 'prism-review'
 import { createSqlitePersistence } from 'prism-review'
-import { createArtifactService } from 'prism-review'
+import { createArtifactService, createArtifactHandler } from 'prism-review'
+import type { ArtifactHandlerOptions } from 'prism-review'
 import { createMemoryCheckpointStore } from 'prism-review'
 import type {
   AgentIdentity,
@@ -28,6 +28,7 @@ import {
 
 declare const ownership: OwnershipScope
 declare const identity: AgentIdentity
+declare const hostAuthorize: ArtifactHandlerOptions['authorize']
 
 export async function seedExample(): Promise<string> {
   const persistence = createSqlitePersistence({ filename: "prism.db" });
@@ -40,6 +41,11 @@ export async function seedExample(): Promise<string> {
   await artifacts.revise({ ownership, threadId: "thread-1", artifactId: record.id, uri: "https://blob.example/doc-v2", hash: "sha256:bbb" })
   await artifacts.approve({ ownership, identity, threadId: "thread-1", artifactId: record.id, version: 2 })
   const { link } = await artifacts.deliveryLink({ ownership, threadId: "thread-1", artifactId: record.id })
+
+  // Framework-free HTTP adapter (default base /prism/artifacts); ownership only from authorize.
+  const handler = createArtifactHandler({ service: artifacts, authorize: hostAuthorize, linkSecret: process.env.PRISM_ARTIFACT_LINK_SECRET! });
+  const response: Response = await handler(new Request('http://localhost/prism/artifacts/thread-1'))
+  void response
   return link
 }
 
