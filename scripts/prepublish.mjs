@@ -1,9 +1,11 @@
 // `prepublishOnly`: refuses to publish unless every platform package is complete and
 // consistent, then hands over to napi-rs's standard `napi prepublish -t npm` (which adds the
-// platform packages to the root's optionalDependencies and publishes each of them first).
+// platform packages to the root's optionalDependencies and publishes each of them first; no
+// GitHub release is made).
 //
 //   node scripts/prepublish.mjs               # check, then napi prepublish -t npm
 //   node scripts/prepublish.mjs --check-only  # check only (exit 1 with every problem listed)
+//   node scripts/prepublish.mjs --check-only --root=DIR   # check another checkout (tests)
 //
 // Checked, for every target in package.json `napi.targets`:
 // - npm/<platform>/package.json: name prism-review-<platform>, the root's version, `os`/`cpu`
@@ -15,7 +17,7 @@
 // package; the packed file list has no binary, tests, sources or build output.
 import { execFileSync } from 'node:child_process'
 import { copyFileSync, existsSync, openSync, readSync, closeSync, readFileSync, statSync } from 'node:fs'
-import { join, dirname, resolve } from 'node:path'
+import { join, dirname, relative, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { parseTriple } from '@napi-rs/cli'
 
@@ -54,17 +56,17 @@ function readHead(file, length) {
 }
 
 /** Returns a problem string, or null when the binary's header fits the target. */
-export function checkBinaryFormat(file, target) {
-  const size = statSync(file).size
+export function checkBinaryFormat(path, target, file = path) {
+  const size = statSync(path).size
   if (size < 4096) return `${file} is only ${size} bytes`
-  const head = readHead(file, 4096)
+  const head = readHead(path, 4096)
   if (target.os === 'linux') {
     if (head.readUInt32BE(0) !== 0x7f454c46) return `${file} is not an ELF file`
     if (head[4] !== 2 || head[5] !== 1) return `${file} is not a 64-bit little-endian ELF file`
     const machine = head.readUInt16LE(18)
     if (machine !== ELF_MACHINE[target.cpu]) return `${file} is built for ELF machine 0x${machine.toString(16)}, not ${target.cpu}`
     // glibc builds carry versioned symbols (GLIBC_2.x); musl builds never do.
-    const glibc = readFileSync(file).includes('GLIBC_2.')
+    const glibc = readFileSync(path).includes('GLIBC_2.')
     if (target.abi === 'gnu' && !glibc) return `${file} does not link glibc`
     if (target.abi === 'musl' && glibc) return `${file} links glibc, not musl`
     return null
@@ -137,8 +139,8 @@ export function publishProblems(root, { packedFiles } = {}) {
     if (!existsSync(binary)) {
       problems.push(`${where}/${file} is missing (build it, or download the CI artifacts and run napi artifacts)`)
     } else {
-      const problem = checkBinaryFormat(binary, t)
-      if (problem) problems.push(problem.replace(root + '/', ''))
+      const problem = checkBinaryFormat(binary, t, `${where}/${file}`)
+      if (problem) problems.push(problem)
     }
   }
 
@@ -164,7 +166,8 @@ export function packedRootFiles(root) {
 }
 
 function main() {
-  const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
+  const rootArg = process.argv.find((a) => a.startsWith('--root='))
+  const root = rootArg ? resolve(rootArg.slice('--root='.length)) : resolve(dirname(fileURLToPath(import.meta.url)), '..')
   const checkOnly = process.argv.includes('--check-only')
   const problems = publishProblems(root, { packedFiles: packedRootFiles(root) })
   if (problems.length > 0) {
@@ -177,7 +180,7 @@ function main() {
   // Each platform package ships the license text too.
   const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
   for (const t of platformTargets(pkg)) copyFileSync(join(root, 'LICENSE'), join(root, 'npm', t.platform, 'LICENSE'))
-  execFileSync('npx', ['napi', 'prepublish', '-t', 'npm'], { cwd: root, stdio: 'inherit', shell: process.platform === 'win32' })
+  execFileSync('npx', ['napi', 'prepublish', '-t', 'npm', '--no-gh-release'], { cwd: root, stdio: 'inherit', shell: process.platform === 'win32' })
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) main()
