@@ -156,3 +156,11 @@ test('`prepublishOnly` exits 1 listing the problems, and passes a complete check
   assert.match(r.stderr, /npm\/darwin-arm64: version 2\.0\.0 differs/)
   assert.match(r.stderr, /win32-x64-msvc\.node is missing/)
 })
+
+test('the loader error knows the same prebuilt platforms as napi.targets', () => {
+  const native = readFileSync(join(root, 'js', 'native.js'), 'utf8')
+  const list = native.match(/const PREBUILT = \[([^\]]*)\]/)
+  assert.ok(list, 'js/native.js lists PREBUILT')
+  const prebuilt = [...list[1].matchAll(/'([a-z0-9-]+)'/g)].map((m) => m[1]).sort()
+  assert.deepEqual(prebuilt, targets.map((t) => t.platform).sort())
+})

@@ -35,12 +35,13 @@ try {
   const platform = expectedPlatform()
   const what = PREBUILT.includes(platform)
     ? `Install the optional package prism-review-${platform} (npm skips it with --omit=optional or --no-optional, ` +
-      `or when a lockfile was made on another platform: reinstall with npm install --include=optional), `
-    : `No prebuilt binary is published for ${platform} (prebuilt: ${PREBUILT.join(', ')}); `
+      `or when a lockfile was made on another platform: reinstall with npm install --include=optional), ` +
+      `or build from source`
+    : `No prebuilt binary is published for ${platform} (prebuilt: ${PREBUILT.join(', ')}): build from source`
   const e = new Error(
     `prism-review: no native binary could be loaded for ${process.platform}-${process.arch}. ` +
       what +
-      `or build from source with a Rust toolchain: npm install && npm run build. ` +
+      ` with a Rust toolchain: npm install && npm run build. ` +
       `Cause: ${err && err.message ? err.message : String(err)}`,
     { cause: err },
   )
