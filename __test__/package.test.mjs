@@ -125,7 +125,7 @@ test('installed offline, the seeds examples run in CommonJS, ESM and TypeScript'
         target: 'ES2022',
         module: 'NodeNext',
         moduleResolution: 'NodeNext',
-        lib: ['ES2022', 'DOM'],
+        lib: ['ES2022'], // a Node project: no DOM; Request/Response come from @types/node
         types: ['node'],
         typeRoots: [join(root, 'node_modules', '@types')],
         skipLibCheck: false,
