@@ -106,6 +106,11 @@ test('columns path: null-prototype rows, accessor rows and undefined extras are 
   const getters = { get file() { return 'src/b.ts' }, get additions() { return 3 }, get deletions() { return 4 } }
   same(input({ diffstat: [row, getters] }))
   same(input({ title: undefined, extra: undefined }))
+  // Proxies are read through their traps once, as JSON.stringify reads them.
+  same(input({
+    changedPaths: new Proxy(['src/b.ts', 'src/a.ts'], {}),
+    diffstat: [new Proxy({ file: 'src/a.ts', additions: 1, deletions: 2 }, {})],
+  }))
 })
 
 test('columns path declines what it does not read exactly as JSON.stringify, and both paths agree', () => {
@@ -130,6 +135,8 @@ test('columns path declines what it does not read exactly as JSON.stringify, and
     input({ identity: { repositoryId: 'app', remoteFingerprint: FP, defaultBranch: 'main', x: 1 } }),
     input({ patch: { kind: 'patch', uri: 'u', sha256: SHA, bytes: '1' } }),
     input({ changedPaths: [, 'src/a.ts'] }), // eslint-disable-line no-sparse-arrays
+    input({ changedPaths: new Proxy(['src/a.ts'], { get: (t, k) => (k === 'length' ? '1' : t[k]) }) }),
+    input({ diffstat: new Proxy([], { get: (t, k) => (k === 'length' ? 1e9 : t[k]) }) }),
   ]
   for (const value of declined) {
     assert.equal(internal.manifestViaColumns(value), null)
@@ -183,4 +190,34 @@ test('columns and JSON paths give identical errors after reading', () => {
 
 test('columns path: the digest does not depend on the input order', () => {
   assert.equal(same(big(true)).review.digest, same(big(false)).review.digest)
+})
+
+test('public call and JSON path agree on seeded random garbage in the bulk lists', () => {
+  const pool = [null, NaN, Infinity, -1, 1.5, 2 ** 53, 2 ** 53 - 1, -0, 0, 7, '', 'x', 'src/ok.ts', '../x', 'a\u0000b', 'src/\udc00', {}, [], true, undefined, 10n]
+  let s = 42
+  const rand = (n) => {
+    s = (s * 1103515245 + 12345) % 2147483648
+    return s % n
+  }
+  const outcome = (fn) => {
+    try {
+      return { ok: fn() }
+    } catch (err) {
+      return { err: { name: err.name, code: err.code, message: err.message } }
+    }
+  }
+  for (let round = 0; round < 300; round++) {
+    const value = input()
+    const list = ['changedPaths', 'diffstat', 'diagnostics'][rand(3)]
+    const arr = value[list]
+    const at = rand(arr.length + 1)
+    const v = pool[rand(pool.length)]
+    if (list === 'changedPaths' || at === arr.length) {
+      arr[at] = v
+    } else {
+      const keys = list === 'diffstat' ? ['file', 'additions', 'deletions', 'other'] : ['file', 'errors', 'warnings', 'information', 'hints', 'other']
+      arr[at] = { ...arr[at], [keys[rand(keys.length)]]: v }
+    }
+    assert.deepStrictEqual(outcome(() => createCodingPatchReviewManifest(value)), outcome(() => internal.manifestViaJson(value)), `round ${round}`)
+  }
 })

@@ -86,7 +86,8 @@ function readColumns(input) {
   const np = paths.length
   const nr = rows.length
   const ng = diags === undefined ? 0 : diags.length
-  if (np + nr + ng > COLUMNS_MAX_ENTRIES) return null
+  // (A Proxy may report any length; JSON.stringify would coerce it.)
+  if (!isCount(np) || !isCount(nr) || !isCount(ng) || np + nr + ng > COLUMNS_MAX_ENTRIES) return null
   const strs = new Array(np + nr + ng)
   const lens = new Uint32Array(np + nr + ng)
   const nums = new Float64Array(nr * 2 + ng * 4)
