@@ -185,6 +185,8 @@ impl ManifestOutput {
 
 struct DraftDiagnostic<'a> {
     file: &'a str,
+    /// Position in the input list (the columnar binding maps results back through it).
+    at: u32,
     errors: u64,
     warnings: u64,
     information: u64,
@@ -209,8 +211,10 @@ struct Draft<'a> {
     review_id: Option<&'a str>,
     created_at: Option<&'a str>,
     title: Option<&'a str>,
-    changed_paths: Vec<&'a str>,
-    diffstat: Vec<(&'a str, u64, u64)>,
+    /// Each with its position in the input list.
+    changed_paths: Vec<(&'a str, u32)>,
+    /// `(file, additions, deletions, position in the input list)`.
+    diffstat: Vec<(&'a str, u64, u64, u32)>,
     checks: Vec<(&'a str, i64, Option<&'a str>)>,
     diagnostics: Vec<DraftDiagnostic<'a>>,
 }
@@ -319,6 +323,103 @@ pub fn create_manifest(input: &Value, now: impl FnOnce() -> String) -> Result<Ma
     finish(read_value(input)?, now)
 }
 
+/// The three bulk lists of an input, read by the binding outside JSON text and already
+/// type-checked there: changed paths, diffstat rows `(file, additions, deletions)`, and
+/// diagnostic summaries `(file, [errors, warnings, information, hints])` (absent counts 0).
+#[derive(Debug, Default)]
+pub struct Columns<'a> {
+    pub changed_paths: Vec<&'a str>,
+    pub diffstat: Vec<(&'a str, u64, u64)>,
+    pub diagnostics: Vec<(&'a str, [u64; 4])>,
+}
+
+/// What [`create_manifest_columns`] returns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ColumnsOutput {
+    /// `{"a":A,"r":R}`: `A` is the artifact input's JSON text without `preview`; `R` is the
+    /// manifest's JSON text without `changedPaths`, `diagnostics` and `diffstat` (members in
+    /// manifest order otherwise).
+    pub small_json: String,
+    /// Retained changed paths, diffstat rows and diagnostic summaries (in that order), each
+    /// in manifest order, as positions in the input lists.
+    pub order: Vec<u32>,
+    /// How many of `order` belong to each of the three lists.
+    pub counts: [u32; 3],
+}
+
+/// `createCodingPatchReviewManifest` over an input whose bulk lists come as [`Columns`] and
+/// the rest as `rest_json` (the input's JSON text with those three members `[]`).
+///
+/// `Ok(None)` means "use the JSON text path": the typed fast path does not accept
+/// `rest_json`, or a list is longer than the fast path reads. Then the caller must run
+/// [`create_manifest_binding`] over the whole input, which produces the same error (or
+/// result) as before. Otherwise the result and every error are exactly those of that path
+/// for the same input: the same [`Draft`] goes through the same checks.
+pub fn create_manifest_columns(
+    rest_json: &str,
+    cols: Columns<'_>,
+    now: impl FnOnce() -> String,
+) -> Result<Option<ColumnsOutput>> {
+    if rest_json.len() > MANIFEST_INPUT_BYTES
+        || cols.changed_paths.len() > HARD_PATHS
+        || cols.diffstat.len() > HARD_DIFFSTAT
+        || cols.diagnostics.len() > HARD_DIAGNOSTICS
+    {
+        return Ok(None);
+    }
+    let Ok(raw) = read_fast(rest_json) else {
+        return Ok(None);
+    };
+    if !(raw.changed_paths.is_empty() && raw.diffstat.is_empty() && raw.diagnostics.is_empty()) {
+        return Ok(None);
+    }
+    let mut d = raw.draft()?;
+    d.changed_paths = cols
+        .changed_paths
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (*p, index_u32(i)))
+        .collect();
+    d.diffstat = cols
+        .diffstat
+        .iter()
+        .enumerate()
+        .map(|(i, (f, a, b))| (*f, *a, *b, index_u32(i)))
+        .collect();
+    d.diagnostics = cols
+        .diagnostics
+        .iter()
+        .enumerate()
+        .map(
+            |(i, (file, [errors, warnings, information, hints]))| DraftDiagnostic {
+                file,
+                at: index_u32(i),
+                errors: *errors,
+                warnings: *warnings,
+                information: *information,
+                hints: *hints,
+            },
+        )
+        .collect();
+    let parts = finish_parts(d, now)?;
+    let d = &parts.d;
+    let mut order =
+        Vec::with_capacity(d.changed_paths.len() + d.diffstat.len() + d.diagnostics.len());
+    order.extend(d.changed_paths.iter().map(|p| p.1));
+    order.extend(d.diffstat.iter().map(|r| r.3));
+    order.extend(d.diagnostics.iter().map(|g| g.at));
+    let counts = [
+        index_u32(d.changed_paths.len()),
+        index_u32(d.diffstat.len()),
+        index_u32(d.diagnostics.len()),
+    ];
+    Ok(Some(ColumnsOutput {
+        small_json: parts.small_json()?,
+        order,
+        counts,
+    }))
+}
+
 fn counts_fit(
     limits: &ReviewLimits,
     paths: usize,
@@ -344,6 +445,11 @@ fn counts_fit(
         )));
     }
     Ok(())
+}
+
+/// A list position as `u32` (lists are bounded far below `u32::MAX` by the input cap).
+fn index_u32(i: usize) -> u32 {
+    u32::try_from(i).unwrap_or(u32::MAX)
 }
 
 fn safe_u64(n: u64, path: impl FnOnce() -> String) -> Result<u64> {
@@ -393,13 +499,39 @@ impl Parts<'_> {
         Ok(out)
     }
 
+    /// See [`ColumnsOutput::small_json`].
+    fn small_json(&self) -> Result<String> {
+        let head = serde_json::to_string(&self.artifact_input())
+            .map_err(|e| PrismError::internal(format!("serialising artifact input failed: {e}")))?;
+        let mut o = Vec::with_capacity(head.len() + 1024);
+        o.extend_from_slice(b"{\"a\":");
+        o.extend_from_slice(head.as_bytes());
+        o.extend_from_slice(b",\"r\":{\"reviewId\":");
+        write_str(&mut o, &self.review_id);
+        o.extend_from_slice(b",\"createdAt\":");
+        write_str(&mut o, &self.created_at);
+        o.extend_from_slice(b",\"state\":\"pending\",\"digest\":");
+        write_str(&mut o, &self.digest);
+        o.extend_from_slice(b",\"artifactId\":");
+        write_str(&mut o, self.d.artifact_id);
+        o.extend_from_slice(b",\"base\":");
+        write_str(&mut o, self.d.base);
+        o.extend_from_slice(b",\"checks\":");
+        write_checks(&mut o, &self.d, &self.summaries);
+        o.push(b',');
+        write_tail(&mut o, &self.d);
+        o.push(b'}');
+        String::from_utf8(o)
+            .map_err(|e| PrismError::internal(format!("manifest JSON is not UTF-8: {e}")))
+    }
+
     fn into_output(self) -> ManifestOutput {
         let artifact_input = self.artifact_input();
         let d = self.d;
         let content = ManifestContent {
             artifact_id: d.artifact_id.to_string(),
             base: d.base.to_string(),
-            changed_paths: d.changed_paths.iter().map(|p| (*p).to_string()).collect(),
+            changed_paths: d.changed_paths.iter().map(|p| p.0.to_string()).collect(),
             checks: d
                 .checks
                 .iter()
@@ -424,7 +556,7 @@ impl Parts<'_> {
             diffstat: d
                 .diffstat
                 .iter()
-                .map(|(file, additions, deletions)| DiffstatEntry {
+                .map(|(file, additions, deletions, _)| DiffstatEntry {
                     additions: *additions,
                     deletions: *deletions,
                     file: (*file).to_string(),
@@ -535,17 +667,17 @@ fn finish_parts<'a>(mut d: Draft<'a>, now: impl FnOnce() -> String) -> Result<Pa
         "the identity and patch fields",
     )?;
 
-    for (i, p) in d.changed_paths.iter().enumerate() {
+    for (i, (p, _)) in d.changed_paths.iter().enumerate() {
         if check_rel_path(p, "").is_err() {
             // Re-run with the element's name for the message (only on the error path).
             check_rel_path(p, &elem_path("input.changedPaths", i))?;
         }
         budget.charge(p.len() + 3, "input.changedPaths")?;
     }
-    sort_by_str(&mut d.changed_paths, |p| p);
-    d.changed_paths.dedup();
+    sort_by_str(&mut d.changed_paths, |p| p.0);
+    d.changed_paths.dedup_by(|a, b| a.0 == b.0);
 
-    for (i, (file, additions, deletions)) in d.diffstat.iter().enumerate() {
+    for (i, (file, additions, deletions, _)) in d.diffstat.iter().enumerate() {
         if check_rel_path(file, "").is_err() {
             check_rel_path(file, &format!("{}.file", elem_path("input.diffstat", i)))?;
         }
@@ -676,7 +808,7 @@ fn clean_summary(s: &str) -> Cow<'_, str> {
 /// (all names are ASCII, so UTF-16 order is byte order), strings escaped as JSON.stringify
 /// does, integers in decimal. Equal to `serde_json::to_vec(&ManifestContent)` (tested).
 fn write_canonical(d: &Draft<'_>, summaries: &[Option<Cow<'_, str>>]) -> Vec<u8> {
-    let paths: usize = d.changed_paths.iter().map(|p| p.len() + 3).sum();
+    let paths: usize = d.changed_paths.iter().map(|p| p.0.len() + 3).sum();
     let rows: usize = d.diffstat.iter().map(|r| r.0.len() + 64).sum();
     let diags: usize = d.diagnostics.iter().map(|g| g.file.len() + 90).sum();
     let mut o = Vec::with_capacity(paths + rows + diags + 1024);
@@ -685,28 +817,15 @@ fn write_canonical(d: &Draft<'_>, summaries: &[Option<Cow<'_, str>>]) -> Vec<u8>
     o.extend_from_slice(b",\"base\":");
     write_str(&mut o, d.base);
     o.extend_from_slice(b",\"changedPaths\":[");
-    for (i, p) in d.changed_paths.iter().enumerate() {
+    for (i, (p, _)) in d.changed_paths.iter().enumerate() {
         if i > 0 {
             o.push(b',');
         }
         write_str(&mut o, p);
     }
-    o.extend_from_slice(b"],\"checks\":[");
-    for (i, ((name, exit_code, _), summary)) in d.checks.iter().zip(summaries).enumerate() {
-        if i > 0 {
-            o.push(b',');
-        }
-        o.extend_from_slice(b"{\"exitCode\":");
-        write_int(&mut o, *exit_code);
-        o.extend_from_slice(b",\"name\":");
-        write_str(&mut o, name);
-        if let Some(s) = summary {
-            o.extend_from_slice(b",\"summary\":");
-            write_str(&mut o, s);
-        }
-        o.push(b'}');
-    }
-    o.extend_from_slice(b"],\"diagnostics\":[");
+    o.extend_from_slice(b"],\"checks\":");
+    write_checks(&mut o, d, summaries);
+    o.extend_from_slice(b",\"diagnostics\":[");
     for (i, g) in d.diagnostics.iter().enumerate() {
         if i > 0 {
             o.push(b',');
@@ -724,7 +843,7 @@ fn write_canonical(d: &Draft<'_>, summaries: &[Option<Cow<'_, str>>]) -> Vec<u8>
         o.push(b'}');
     }
     o.extend_from_slice(b"],\"diffstat\":[");
-    for (i, (file, additions, deletions)) in d.diffstat.iter().enumerate() {
+    for (i, (file, additions, deletions, _)) in d.diffstat.iter().enumerate() {
         if i > 0 {
             o.push(b',');
         }
@@ -736,30 +855,57 @@ fn write_canonical(d: &Draft<'_>, summaries: &[Option<Cow<'_, str>>]) -> Vec<u8>
         write_str(&mut o, file);
         o.push(b'}');
     }
-    o.extend_from_slice(b"],\"head\":");
-    write_str(&mut o, d.head);
+    o.extend_from_slice(b"],");
+    write_tail(&mut o, d);
+    o
+}
+
+/// The `checks` array (sorted, summaries cleaned) as canonical JSON.
+fn write_checks(o: &mut Vec<u8>, d: &Draft<'_>, summaries: &[Option<Cow<'_, str>>]) {
+    o.push(b'[');
+    for (i, ((name, exit_code, _), summary)) in d.checks.iter().zip(summaries).enumerate() {
+        if i > 0 {
+            o.push(b',');
+        }
+        o.extend_from_slice(b"{\"exitCode\":");
+        write_int(o, *exit_code);
+        o.extend_from_slice(b",\"name\":");
+        write_str(o, name);
+        if let Some(s) = summary {
+            o.extend_from_slice(b",\"summary\":");
+            write_str(o, s);
+        }
+        o.push(b'}');
+    }
+    o.push(b']');
+}
+
+/// `"head":…,"identity":{…},"patch":{…},"threadId":…}`: the members after `diffstat`, and
+/// the closing brace.
+fn write_tail(o: &mut Vec<u8>, d: &Draft<'_>) {
+    o.extend_from_slice(b"\"head\":");
+    write_str(o, d.head);
     o.extend_from_slice(b",\"identity\":{\"defaultBranch\":");
-    write_str(&mut o, d.default_branch);
+    write_str(o, d.default_branch);
     o.extend_from_slice(b",\"remoteFingerprint\":");
-    write_str(&mut o, d.remote_fingerprint);
+    write_str(o, d.remote_fingerprint);
     o.extend_from_slice(b",\"repositoryId\":");
-    write_str(&mut o, d.repository_id);
+    write_str(o, d.repository_id);
     if let Some(w) = d.worktree_path {
         o.extend_from_slice(b",\"worktreePath\":");
-        write_str(&mut o, w);
+        write_str(o, w);
     }
     o.extend_from_slice(b"},\"patch\":{\"bytes\":");
-    write_u64(&mut o, d.bytes);
+    write_u64(o, d.bytes);
     o.extend_from_slice(b",\"kind\":");
-    write_str(&mut o, d.kind);
+    write_str(o, d.kind);
     o.extend_from_slice(b",\"sha256\":");
-    write_str(&mut o, d.sha256);
+    write_str(o, d.sha256);
     o.extend_from_slice(b",\"uri\":");
-    write_str(&mut o, d.uri);
+    write_str(o, d.uri);
     o.extend_from_slice(b"},\"threadId\":");
-    write_str(&mut o, d.thread_id);
+    write_str(o, d.thread_id);
     o.push(b'}');
-    o
 }
 
 /// `sorted` must be sorted; refuse the first value that repeats.
@@ -844,7 +990,7 @@ fn read_value(input: &Value) -> Result<Draft<'_>> {
     let mut changed_paths = Vec::with_capacity(changed.len());
     for (i, v) in changed.iter().enumerate() {
         match v {
-            Value::String(s) => changed_paths.push(s.as_str()),
+            Value::String(s) => changed_paths.push((s.as_str(), index_u32(i))),
             other => {
                 return Err(input_err(format!(
                     "{} must be a string, got {}",
@@ -858,7 +1004,12 @@ fn read_value(input: &Value) -> Result<Draft<'_>> {
     for (i, v) in diffstat.iter().enumerate() {
         let e = Fields::new(v, &elem_path("input.diffstat", i), input_err)?;
         deny_unknown(&e, &["file", "additions", "deletions"])?;
-        rows.push((e.str("file")?, e.u64("additions")?, e.u64("deletions")?));
+        rows.push((
+            e.str("file")?,
+            e.u64("additions")?,
+            e.u64("deletions")?,
+            index_u32(i),
+        ));
     }
     let mut check_rows = Vec::with_capacity(checks.len());
     for (i, v) in checks.iter().enumerate() {
@@ -877,6 +1028,7 @@ fn read_value(input: &Value) -> Result<Draft<'_>> {
         deny_unknown(&e, &["file", "errors", "warnings", "information", "hints"])?;
         diag_rows.push(DraftDiagnostic {
             file: e.str("file")?,
+            at: index_u32(i),
             errors: e.u64("errors")?,
             warnings: e.u64("warnings")?,
             information: e.opt_u64("information")?.unwrap_or(0),
@@ -1144,11 +1296,17 @@ impl RawInput<'_> {
             review_id: self.review_id.as_ref().map(|x| &*x.0),
             created_at: self.created_at.as_ref().map(|x| &*x.0),
             title: self.title.as_ref().map(|x| &*x.0),
-            changed_paths: self.changed_paths.iter().map(|x| &*x.0).collect(),
+            changed_paths: self
+                .changed_paths
+                .iter()
+                .enumerate()
+                .map(|(i, x)| (&*x.0, index_u32(i)))
+                .collect(),
             diffstat: self
                 .diffstat
                 .iter()
-                .map(|r| (&*r.file.0, r.additions, r.deletions))
+                .enumerate()
+                .map(|(i, r)| (&*r.file.0, r.additions, r.deletions, index_u32(i)))
                 .collect(),
             checks: self
                 .checks
@@ -1158,8 +1316,10 @@ impl RawInput<'_> {
             diagnostics: self
                 .diagnostics
                 .iter()
-                .map(|g| DraftDiagnostic {
+                .enumerate()
+                .map(|(i, g)| DraftDiagnostic {
                     file: &g.file.0,
+                    at: index_u32(i),
                     errors: g.errors,
                     warnings: g.warnings,
                     information: g.information.unwrap_or(0),

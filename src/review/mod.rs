@@ -23,10 +23,10 @@ pub use limits::{
     REVIEWER_BYTES, URI_BYTES,
 };
 pub use manifest::{
-    create_manifest, create_manifest_binding, create_manifest_json, create_manifest_text,
-    digest_of_manifest_value, ArtifactInputHead, CheckSummary, DiagnosticSummary, DiffstatEntry,
-    ManifestContent, ManifestOutput, PatchRef, RepositoryIdentity, ReviewManifest,
-    MAX_SAFE_INTEGER, UNBOUND_MEMBERS,
+    create_manifest, create_manifest_binding, create_manifest_columns, create_manifest_json,
+    create_manifest_text, digest_of_manifest_value, ArtifactInputHead, CheckSummary, Columns,
+    ColumnsOutput, DiagnosticSummary, DiffstatEntry, ManifestContent, ManifestOutput, PatchRef,
+    RepositoryIdentity, ReviewManifest, MAX_SAFE_INTEGER, UNBOUND_MEMBERS,
 };
 pub use text::{format_iso_millis, is_iso_utc, now_iso, IDENT_BYTES, PATH_BYTES};
 

@@ -44,7 +44,134 @@ fn make(v: &Value) -> Result<ManifestOutput, crate::PrismError> {
             assert_eq!(head, serde_json::to_value(&out.artifact_input).unwrap());
         }
     }
+    if let Some(cols) = via_columns(v) {
+        match (&named, cols) {
+            (Ok(out), Ok(review)) => {
+                let want: Value = serde_json::from_str(&out.review_json).unwrap();
+                assert_eq!(review, want, "the columns path disagrees on {v}");
+            }
+            (Err(a), Err(b)) => assert_eq!(a, &b, "the columns path errs differently on {v}"),
+            (a, b) => panic!("the columns path disagrees on {v}: {a:?} vs {b:?}"),
+        }
+    }
     named
+}
+
+/// The columns path (`create_manifest_columns`) on `v`, when its bulk lists are what the JS
+/// layer hands it (strings, rows of exactly the known members with safe counts): the
+/// manifest it describes, rebuilt as the JS layer does, or its error. `None` when the JS
+/// layer would not take it or the path declines.
+fn via_columns(v: &Value) -> Option<Result<Value, crate::PrismError>> {
+    let o = v.as_object()?;
+    let count = |x: Option<&Value>| x.and_then(Value::as_u64).filter(|n| *n <= MAX_SAFE_INTEGER);
+    let row_ok = |r: &Value, keys: &[&str]| {
+        r.as_object()
+            .is_some_and(|m| m.keys().all(|k| keys.contains(&k.as_str())))
+    };
+    let paths: Vec<&str> = o
+        .get("changedPaths")?
+        .as_array()?
+        .iter()
+        .map(Value::as_str)
+        .collect::<Option<_>>()?;
+    let mut rows = Vec::new();
+    for r in o.get("diffstat")?.as_array()? {
+        if !row_ok(r, &["file", "additions", "deletions"]) {
+            return None;
+        }
+        rows.push((
+            r["file"].as_str()?,
+            count(r.get("additions"))?,
+            count(r.get("deletions"))?,
+        ));
+    }
+    let mut diags = Vec::new();
+    let empty = Vec::new();
+    let list = match o.get("diagnostics") {
+        None => &empty,
+        Some(d) => d.as_array()?,
+    };
+    for g in list {
+        if !row_ok(g, &["file", "errors", "warnings", "information", "hints"]) {
+            return None;
+        }
+        let opt = |k: &str| match g.get(k) {
+            None => Some(0),
+            x => count(x),
+        };
+        diags.push((
+            g["file"].as_str()?,
+            [
+                count(g.get("errors"))?,
+                count(g.get("warnings"))?,
+                opt("information")?,
+                opt("hints")?,
+            ],
+        ));
+    }
+    let mut rest = v.clone();
+    for k in ["changedPaths", "diffstat", "diagnostics"] {
+        rest[k] = json!([]);
+    }
+    let cols = Columns {
+        changed_paths: paths.clone(),
+        diffstat: rows.clone(),
+        diagnostics: diags.clone(),
+    };
+    let out = match create_manifest_columns(&rest.to_string(), cols, || NOW.to_string()) {
+        Err(e) => return Some(Err(e)),
+        Ok(None) => return None,
+        Ok(Some(out)) => out,
+    };
+    let small: Value = serde_json::from_str(&out.small_json).unwrap();
+    if let Ok(json_path) = create_manifest_text(&v.to_string(), || NOW.to_string()) {
+        assert_eq!(
+            small["a"],
+            serde_json::to_value(&json_path.artifact_input).unwrap()
+        );
+    }
+    let mut review = small["r"].clone();
+    let [c0, c1, c2] = out.counts.map(|c| c as usize);
+    assert_eq!(out.order.len(), c0 + c1 + c2);
+    let (o0, rest_order) = out.order.split_at(c0);
+    let (o1, o2) = rest_order.split_at(c1);
+    review["changedPaths"] = o0.iter().map(|&i| json!(paths[i as usize])).collect();
+    review["diffstat"] = o1
+        .iter()
+        .map(|&i| {
+            let (file, additions, deletions) = rows[i as usize];
+            json!({ "additions": additions, "deletions": deletions, "file": file })
+        })
+        .collect();
+    review["diagnostics"] = o2
+        .iter()
+        .map(|&i| {
+            let (file, [errors, warnings, information, hints]) = diags[i as usize];
+            json!({ "errors": errors, "file": file, "hints": hints, "information": information, "warnings": warnings })
+        })
+        .collect();
+    Some(Ok(review))
+}
+
+#[test]
+fn columns_path_takes_plain_input_and_agrees() {
+    // `make` compares the columns path with the JSON path on every input of these tests;
+    // here it must actually take the input (not decline), on success and on error.
+    let mut i = input();
+    i["changedPaths"] = json!(["src/b.ts", "src/a.ts", "src/b.ts", "src/ü😀.ts"]);
+    let m = make(&i).unwrap();
+    assert_eq!(
+        via_columns(&i).unwrap().unwrap(),
+        serde_json::from_str::<Value>(&m.review_json).unwrap()
+    );
+    i["changedPaths"] = json!(["../x"]);
+    assert!(make(&i).is_err());
+    assert!(matches!(via_columns(&i), Some(Err(_))));
+    // A rest the typed reader refuses: declined, the JSON path decides.
+    i["changedPaths"] = json!(["src/a.ts"]);
+    i["base"] = json!(1);
+    assert!(make(&i).is_err());
+    assert!(via_columns(&i).is_none());
 }
 
 fn review_value(v: &Value) -> Value {
