@@ -125,9 +125,7 @@ fn open(options: &SqliteOptions) -> Result<Connection> {
         )
     })?;
     conn.busy_timeout(options.busy_timeout).map_err(db_error)?;
-    let mode: String = conn
-        .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
-        .map_err(db_error)?;
+    let mode = switch_to_wal(&conn, options.busy_timeout)?;
     if !mode.eq_ignore_ascii_case("wal") && !mode.eq_ignore_ascii_case("memory") {
         return Err(PrismError::internal(format!(
             "sqlite: could not switch to WAL mode (journal_mode is {mode})"
@@ -142,6 +140,34 @@ fn open(options: &SqliteOptions) -> Result<Connection> {
     tx.execute_batch(SCHEMA).map_err(db_error)?;
     tx.commit().map_err(db_error)?;
     Ok(conn)
+}
+
+/// `PRAGMA journal_mode=WAL`, retried while the database is busy, up to `busy_timeout`.
+///
+/// SQLite does not apply the busy timeout to this switch: on a file still in rollback
+/// mode it takes a read lock, then asks for the write lock without calling the busy
+/// handler, so when another process is switching (or creating the schema) at the same
+/// moment it fails at once with `SQLITE_BUSY`. Several processes opening a new database
+/// together hit that; waiting here makes them honour `busyTimeoutMs` like every other
+/// statement. A file already in WAL mode answers without any write lock.
+fn switch_to_wal(conn: &Connection, busy_timeout: Duration) -> Result<String> {
+    let started = std::time::Instant::now();
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0)) {
+            Ok(mode) => return Ok(mode),
+            Err(e)
+                if matches!(
+                    e.sqlite_error_code(),
+                    Some(ErrorCode::DatabaseBusy) | Some(ErrorCode::DatabaseLocked)
+                ) && started.elapsed() < busy_timeout =>
+            {
+                std::thread::sleep(pause.min(busy_timeout.saturating_sub(started.elapsed())));
+                pause = (pause * 2).min(Duration::from_millis(50));
+            }
+            Err(e) => return Err(db_error(e)),
+        }
+    }
 }
 
 fn row_to_checkpoint(row: &Row<'_>) -> rusqlite::Result<(Checkpoint, String)> {
@@ -515,6 +541,50 @@ impl CheckpointStore for SqliteCheckpointStore {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Two processes opening a new file together: while another connection holds the
+    /// write lock of the still rollback-mode file, the WAL switch waits (up to the busy
+    /// timeout) instead of failing at once with SQLITE_BUSY.
+    #[test]
+    fn opening_waits_for_a_concurrent_writer_of_a_new_file() {
+        let (_dir, opts) = temp_db();
+        let mut other = Connection::open(&opts.filename).unwrap();
+        other
+            .execute_batch("CREATE TABLE other_setup (x INTEGER)")
+            .unwrap();
+        let tx = other
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .unwrap();
+        tx.execute("INSERT INTO other_setup VALUES (1)", [])
+            .unwrap();
+        let (locked_tx, locked_rx) = std::sync::mpsc::channel();
+        let opener = std::thread::spawn(move || {
+            locked_rx.recv().unwrap();
+            open(&opts).map(|c| {
+                c.query_row("PRAGMA journal_mode", [], |r| r.get::<_, String>(0))
+                    .unwrap()
+            })
+        });
+        locked_tx.send(()).unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        tx.commit().unwrap();
+        drop(other);
+        assert_eq!(opener.join().unwrap().unwrap(), "wal");
+
+        // With the lock held past the busy timeout, it is still a (retryable) conflict.
+        let (_dir2, opts2) = temp_db();
+        let opts2 = SqliteOptions::new(&opts2.filename, Some(200)).unwrap();
+        let mut holder = Connection::open(&opts2.filename).unwrap();
+        holder.execute_batch("CREATE TABLE t (x INTEGER)").unwrap();
+        let held = holder
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .unwrap();
+        let started = std::time::Instant::now();
+        let e = open(&opts2).err().unwrap();
+        assert_eq!(e.kind, crate::error::ErrorKind::CheckpointConflict, "{e}");
+        assert!(started.elapsed() >= Duration::from_millis(200));
+        held.rollback().unwrap();
+    }
 
     fn temp_db() -> (tempfile::TempDir, SqliteOptions) {
         let dir = tempfile::tempdir().unwrap();
