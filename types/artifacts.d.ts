@@ -373,7 +373,11 @@ export interface ArtifactServiceOptions {
   readonly onDecision?: (event: ArtifactDecisionEvent) => void | Promise<void>
 }
 
-/** The artifact review service. Every operation rejects with an `ArtifactError` on failure. */
+/**
+ * The artifact review service. Every operation rejects with an `ArtifactError` when a rule
+ * refuses the call; a failure of the store's backend itself (a dropped database connection)
+ * is an `Error` with `code: "ERR_PRISM_INTERNAL"` and a message without credentials.
+ */
 export interface ArtifactService {
   /** The resolved caps. */
   readonly limits: Readonly<ArtifactLimits>
