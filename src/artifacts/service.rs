@@ -440,6 +440,30 @@ impl ArtifactService {
         }
         match self.save(&rec, value.clone(), &ctx.owner, 0, abort).await {
             Ok(_) => {
+                // The count above is a snapshot: attaches racing on one thread can all pass
+                // it. Recount with ours included; over the cap, withdraw ours (only while it
+                // is still at version 1, untouched) and refuse, so a thread never keeps more
+                // artifacts than its cap. Racers may both withdraw: a retryable refusal, never
+                // an overfull thread. The record is committed, so the abort signal no longer
+                // applies here.
+                let settled = AbortFlag::new();
+                let cap = l.artifacts_per_thread;
+                let after = self
+                    .count_thread(&thread, &ctx.owner, cap.saturating_add(1), &settled)
+                    .await
+                    .unwrap_or(0);
+                if after > cap
+                    && self
+                        .store
+                        .delete(NAMESPACE, &key, &ctx.owner, Some(1))
+                        .await
+                        .unwrap_or(false)
+                {
+                    return Err(err(
+                        R::TooManyArtifacts,
+                        format!("thread {thread} reached its cap of {cap} artifacts"),
+                    ));
+                }
                 let event = self.event(
                     "artifact_attached",
                     &rec,

@@ -922,3 +922,33 @@ async fn records_with_the_deepest_accepted_preview_pass_the_pure_functions() {
     assert_eq!(state["state"], "pending");
     assert!(!crate::artifacts::api::evidence_intact(&rec, &Value::Null).unwrap());
 }
+
+#[tokio::test]
+async fn racing_attaches_never_leave_a_thread_over_its_cap() {
+    let (store, svc) = service_with(json!({ "artifactsPerThread": 3 }), &[]);
+    let svc = Arc::new(svc);
+    let mut set = tokio::task::JoinSet::new();
+    for i in 0..12 {
+        let svc = svc.clone();
+        set.spawn(async move {
+            run(
+                &svc,
+                "attach",
+                json!({ "ownership": owner(), "threadId": "thread-1", "id": format!("r{i}"),
+                        "uri": "https://blob.example/doc", "mime": "text/plain", "hash": "h" }),
+            )
+            .await
+        });
+    }
+    let mut ok = 0;
+    while let Some(joined) = set.join_next().await {
+        match joined.unwrap() {
+            Ok(_) => ok += 1,
+            Err(e) => assert_eq!(reason(e), "too_many_artifacts"),
+        }
+    }
+    let stored = store.data.lock().unwrap().len();
+    assert!(stored <= 3, "{stored} artifacts stored over a cap of 3");
+    assert_eq!(stored, ok, "every success is stored, every refusal left nothing");
+    assert!(ok >= 1);
+}
