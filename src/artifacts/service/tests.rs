@@ -949,6 +949,9 @@ async fn racing_attaches_never_leave_a_thread_over_its_cap() {
     }
     let stored = store.data.lock().unwrap().len();
     assert!(stored <= 3, "{stored} artifacts stored over a cap of 3");
-    assert_eq!(stored, ok, "every success is stored, every refusal left nothing");
+    assert_eq!(
+        stored, ok,
+        "every success is stored, every refusal left nothing"
+    );
     assert!(ok >= 1);
 }
