@@ -18,7 +18,7 @@ use super::{
     validate_target, BoxFuture, Checkpoint, CheckpointStore, ListCheckpoints, Ownership, Page,
     SaveCheckpoint, MAX_SAFE_INTEGER, PAGE_SIZE_DEFAULT, PAGE_SIZE_HARD, VALUE_BYTES_HARD,
 };
-use crate::error::{ArtifactReason, PrismError, Result};
+use crate::error::{ArtifactReason, ErrorKind, PrismError, Result};
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, Row};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -107,6 +107,17 @@ fn db_error(e: rusqlite::Error) -> PrismError {
             PrismError::conflict(format!("the database is busy, retry: {e}"))
         }
         _ => PrismError::internal(format!("sqlite: {e}")),
+    }
+}
+
+/// A read has no compare-and-swap to lose: a database still busy past `busyTimeoutMs`
+/// is a backend failure there, not a conflict (which callers of `load` read as "not
+/// yours", e.g. the artifact service's `not_found`).
+fn busy_read(e: PrismError) -> PrismError {
+    if e.kind == ErrorKind::CheckpointConflict {
+        PrismError::internal(format!("sqlite: {}", e.message))
+    } else {
+        e
     }
 }
 
@@ -502,7 +513,9 @@ impl CheckpointStore for SqliteCheckpointStore {
         Box::pin(async move {
             validate_target(namespace, key, ownership)?;
             let (ns, k, o) = (namespace.to_string(), key.to_string(), ownership.clone());
-            run(&self.shared, move |c| load_sync(c, &ns, &k, &o)).await
+            run(&self.shared, move |c| load_sync(c, &ns, &k, &o))
+                .await
+                .map_err(busy_read)
         })
     }
 
@@ -516,6 +529,7 @@ impl CheckpointStore for SqliteCheckpointStore {
                 list_sync(c, query, PAGE_SIZE_DEFAULT, PAGE_SIZE_HARD)
             })
             .await
+            .map_err(busy_read)
         })
     }
 
@@ -584,6 +598,35 @@ mod tests {
         assert_eq!(e.kind, crate::error::ErrorKind::CheckpointConflict, "{e}");
         assert!(started.elapsed() >= Duration::from_millis(200));
         held.rollback().unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_read_of_a_database_busy_past_the_timeout_is_a_backend_error_not_a_conflict() {
+        let (_dir, opts) = temp_db();
+        let opts = SqliteOptions::new(&opts.filename, Some(200)).unwrap();
+        let mut holder = Connection::open(&opts.filename).unwrap();
+        holder.execute_batch("CREATE TABLE t (x INTEGER)").unwrap();
+        let held = holder
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .unwrap();
+        let p = SqlitePersistence::new(opts);
+        let owner = Ownership {
+            tenant_id: Some("t".into()),
+            ..Ownership::default()
+        };
+        let e = p.checkpoints().load("ns", "k", &owner).await.unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Internal, "{e}");
+        let e = p
+            .checkpoints()
+            .list(ListCheckpoints {
+                namespace: "ns".into(),
+                ..ListCheckpoints::default()
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Internal, "{e}");
+        held.rollback().unwrap();
+        assert_eq!(p.checkpoints().load("ns", "k", &owner).await.unwrap(), None);
     }
 
     fn temp_db() -> (tempfile::TempDir, SqliteOptions) {
