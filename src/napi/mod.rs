@@ -18,7 +18,10 @@ mod review;
 mod store;
 
 use crate::error::PrismError;
+use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 /// Prefix of an encoded error message. Never shown to users: the JS layer decodes it.
 pub const ERROR_MARKER: &str = "\u{1f}PRISM";
@@ -62,26 +65,37 @@ pub fn guard<T>(f: impl FnOnce() -> Result<T, PrismError>) -> napi::Result<T> {
     }
 }
 
-/// Run an async core call on the tokio runtime; a panic inside it is caught by the task
-/// boundary and becomes an `ERR_PRISM_INTERNAL` error.
+/// Polls a future inside `catch_unwind`, so a panic while polling becomes an `Err` in
+/// place, without the extra task hop a `tokio::spawn` would cost on every call.
+struct CatchUnwind<F: Future>(Pin<Box<F>>);
+
+impl<F: Future> Future for CatchUnwind<F> {
+    type Output = std::thread::Result<F::Output>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let fut = &mut self.0;
+        match catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(cx))) {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(v)) => Poll::Ready(Ok(v)),
+            Err(panic) => Poll::Ready(Err(panic)),
+        }
+    }
+}
+
+/// Run an async core call (napi drives it on the tokio runtime); a panic inside it is
+/// caught where it happens and becomes an `ERR_PRISM_INTERNAL` error.
 pub async fn guard_async<T, F>(fut: F) -> napi::Result<T>
 where
     T: Send + 'static,
-    F: std::future::Future<Output = Result<T, PrismError>> + Send + 'static,
+    F: Future<Output = Result<T, PrismError>> + Send + 'static,
 {
-    match tokio::spawn(fut).await {
+    match CatchUnwind(Box::pin(fut)).await {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(e)) => Err(to_js_error(e)),
-        Err(join) => {
-            let msg = if join.is_panic() {
-                panic_message(join.into_panic())
-            } else {
-                "task cancelled".to_string()
-            };
-            Err(to_js_error(PrismError::internal(format!(
-                "internal error (a bug in prism-review): {msg}"
-            ))))
-        }
+        Err(panic) => Err(to_js_error(PrismError::internal(format!(
+            "internal error (a bug in prism-review): {}",
+            panic_message(panic)
+        )))),
     }
 }
 
