@@ -3,26 +3,15 @@
 // these tests are in store-sqlite.test.mjs.
 import { test, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { createRequire } from 'node:module'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openPersistence, openService, ownership, THREAD, noteOf } from './fixtures/durability-child.mjs'
 import { start, runTogether, parse, shuffle } from './fixtures/durability-spawn.mjs'
+import { integrity } from './fixtures/sqlite-integrity.mjs'
 
-const native = createRequire(import.meta.url)('../binding.js')
 const dir = mkdtempSync(join(tmpdir(), 'prism-durability-'))
 after(() => rmSync(dir, { recursive: true, force: true }))
-
-/** `PRAGMA integrity_check` through a second, independent connection (a test-only native helper). */
-async function integrity(filename) {
-  const handle = native.createSqlitePersistence(JSON.stringify({ filename }))
-  try {
-    return await handle.integrityCheck()
-  } finally {
-    await handle.close()
-  }
-}
 
 async function listAll(svc, threadId) {
   const records = []

@@ -3,31 +3,20 @@
 import { test, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { createRequire } from 'node:module'
 import { mkdtempSync, rmSync, existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createSqlitePersistence, ArtifactError } from '../index.mjs'
+import { integrity } from './fixtures/sqlite-integrity.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const writer = join(here, 'fixtures', 'sqlite-writer.mjs')
-const native = createRequire(import.meta.url)('../binding.js')
 const dir = mkdtempSync(join(tmpdir(), 'prism-sqlite-'))
 after(() => rmSync(dir, { recursive: true, force: true }))
 
 const ownership = { tenantId: 'multi' }
 const isInvalid = (e) => e instanceof ArtifactError && e.reason === 'invalid_input'
-
-/** `PRAGMA integrity_check` through a second, independent connection (a test-only native helper). */
-async function integrity(filename) {
-  const handle = native.createSqlitePersistence(JSON.stringify({ filename }))
-  try {
-    return await handle.integrityCheck()
-  } finally {
-    await handle.close()
-  }
-}
 
 async function allKeys(store, namespace) {
   const keys = []

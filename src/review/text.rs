@@ -309,17 +309,7 @@ pub(crate) fn strip_controls(s: &str) -> String {
         .collect()
 }
 
-/// The longest prefix of `s` of at most `max` UTF-8 bytes that ends on a character boundary.
-pub(crate) fn truncate_utf8(s: &str, max: usize) -> &str {
-    if s.len() <= max {
-        return s;
-    }
-    let mut end = max;
-    while end > 0 && !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    s.get(..end).unwrap_or("")
-}
+pub(crate) use crate::diagnostics::text::truncate_utf8;
 
 /// `YYYY-MM-DDTHH:MM:SS[.f{1,9}]Z`, a real calendar date and time of day (UTC only).
 pub fn is_iso_utc(s: &str) -> bool {

@@ -31,15 +31,7 @@ impl MemoryLimits {
         max_value_bytes: Option<u64>,
         max_page_size: Option<u64>,
     ) -> Result<Self> {
-        fn pick(name: &str, v: Option<u64>, default: u64, hard: u64) -> Result<u64> {
-            match v {
-                None => Ok(default),
-                Some(v) if (1..=hard).contains(&v) => Ok(v),
-                Some(v) => Err(PrismError::range(format!(
-                    "{name} must be an integer from 1 to {hard}, got {v}"
-                ))),
-            }
-        }
+        let pick = super::resolve_cap;
         let records = pick(
             "maxRecords",
             max_records,

@@ -122,6 +122,23 @@ pub trait CheckpointStore: Send + Sync {
     ) -> BoxFuture<'a, crate::error::Result<bool>>;
 }
 
+/// An optional store option: absent means `default`; present must be in `1..=hard`, else a
+/// `RangeError` naming the option (limits are never clamped).
+pub(crate) fn resolve_cap(
+    name: &str,
+    value: Option<u64>,
+    default: u64,
+    hard: u64,
+) -> crate::error::Result<u64> {
+    match value {
+        None => Ok(default),
+        Some(v) if (1..=hard).contains(&v) => Ok(v),
+        Some(v) => Err(crate::error::PrismError::range(format!(
+            "{name} must be an integer from 1 to {hard}, got {v}"
+        ))),
+    }
+}
+
 pub mod host;
 mod lifecycle;
 pub mod memory;

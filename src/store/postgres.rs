@@ -59,14 +59,8 @@ impl PostgresOptions {
         let mut config = tokio_postgres::Config::from_str(connection_string).map_err(|_| {
             invalid("options.connectionString is not a valid PostgreSQL connection string")
         })?;
-        let range = |name: &str, v: Option<u64>, default: u64, hard: u64| -> Result<u64> {
-            match v {
-                None => Ok(default),
-                Some(v) if (1..=hard).contains(&v) => Ok(v),
-                Some(v) => Err(PrismError::range(format!(
-                    "options.{name} must be an integer from 1 to {hard}, got {v}"
-                ))),
-            }
+        let range = |name: &str, v: Option<u64>, default: u64, hard: u64| {
+            super::resolve_cap(&format!("options.{name}"), v, default, hard)
         };
         let max = range(
             "maxConnections",
