@@ -3,6 +3,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { writeFileSync, readFileSync, symlinkSync, existsSync, mkdirSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
+import { spawnSync } from 'node:child_process'
 import {
   createLanguageIntelligence,
   LanguageIntelligence,
@@ -564,6 +565,52 @@ test('hover on nothing is undefined; positions outside the document are RangeErr
   await assert.rejects(li.hover({ file: 'a.ts', line: 9, character: 0 }), RangeError)
   await assert.rejects(li.hover({ file: 'a.ts', line: 0, character: 99 }), RangeError)
   await li.dispose()
+})
+
+test('concurrent calls each settle with their own answer or error', async () => {
+  // Every call completes through one callback per instance, routed by token: answers,
+  // errors and aborts must never cross between calls.
+  const { ws, li } = setup({ slowMs: 30 }, { limits: { maxPendingRequests: 128 } })
+  const words = Array.from({ length: 40 }, (_, i) => `w${i}x`)
+  writeFileSync(join(ws, 'a.ts'), words.join(' ') + '\n')
+  await li.syncDocument('a.ts')
+  const ac = new AbortController()
+  const calls = words.map((w, i) => {
+    const character = words.slice(0, i).join(' ').length + (i > 0 ? 1 : 0) + 1
+    if (i % 5 === 4) return li.hover({ file: 'a.ts', line: 7 + i, character: 0 }).then(() => 'resolved', (e) => (e instanceof RangeError ? 'range' : e))
+    if (i % 7 === 6) return li.hover({ file: 'a.ts', line: 0, character }, { signal: ac.signal }).then(() => 'resolved', (e) => (e.name === 'AbortError' ? 'aborted' : e))
+    return li.hover({ file: 'a.ts', line: 0, character }).then((h) => h.text.split('word:')[1])
+  })
+  ac.abort()
+  const got = await Promise.all(calls)
+  got.forEach((g, i) => {
+    const want = i % 5 === 4 ? 'range' : i % 7 === 6 ? 'aborted' : words[i]
+    assert.equal(g, want, `call ${i}`)
+  })
+  await li.dispose()
+})
+
+test('an outstanding call keeps Node alive; an idle instance never does', () => {
+  const ws = workspace()
+  writeFileSync(join(ws, 'a.ts'), 'hello\n')
+  const script = (body) => `
+    import { createLanguageIntelligence } from ${JSON.stringify(new URL('../index.mjs', import.meta.url).href)}
+    const li = createLanguageIntelligence({ workspaceRoot: ${JSON.stringify(ws)}, servers: { fake: ${JSON.stringify(fake({ slowMs: 400 }))} } })
+    ${body}`
+  // Nothing but the pending hover holds the event loop: its answer must still arrive.
+  const pending = spawnSync(process.execPath, ['--input-type=module', '-e', script(
+    "li.hover({ file: 'a.ts', line: 0, character: 1 }).then((h) => console.log('hover', h.text.split('word:')[1]))",
+  )], { encoding: 'utf8', timeout: 30000 })
+  assert.equal(pending.status, 0, pending.stderr)
+  assert.match(pending.stdout, /^hover hello$/m)
+  // After the last call settles the process ends on its own, without dispose().
+  const t0 = Date.now()
+  const idle = spawnSync(process.execPath, ['--input-type=module', '-e', script(
+    "await li.hover({ file: 'a.ts', line: 0, character: 1 }); console.log('done')",
+  )], { encoding: 'utf8', timeout: 30000 })
+  assert.equal(idle.status, 0, `exit ${idle.status} ${idle.signal} ${idle.stderr}`)
+  assert.match(idle.stdout, /^done$/m)
+  assert.ok(Date.now() - t0 < 25000, 'the process ended by itself')
 })
 
 test('encodeLspFrame and LspFrameReader round-trip in any chunking and stay bounded', () => {

@@ -3,12 +3,13 @@
 // client whose process I/O runs on the native tokio runtime), encodeLspFrame and
 // LspFrameReader.
 //
-// Every call crosses as JSON text with a numeric token; an AbortSignal calls the native
+// Every call crosses as JSON text with a numeric token and completes through one callback
+// per instance (src/napi/lsp.rs explains why); an AbortSignal calls the native
 // `cancel(token)`, which drops the Rust request (sending `$/cancelRequest`). The rename
 // policy is consulted here, between the native plan (nothing written) and the native apply.
 
 const native = require('./native.js')
-const { callNative, callNativeAsync, toJson, LanguageIntelligenceError, typeError, describe, isObject } = require('./errors.js')
+const { callNative, translate, toJson, LanguageIntelligenceError, typeError, describe, isObject } = require('./errors.js')
 
 function callOptions(options) {
   if (options === undefined) return undefined
@@ -28,12 +29,13 @@ function abortReason(signal) {
   return e
 }
 
-let nextToken = 1
-
 /** A language-server client over a workspace; see README "Language intelligence". */
 class LanguageIntelligence {
   #native
   #policy
+  /** token → { resolve, reject } of every outstanding native call. */
+  #calls = new Map()
+  #nextToken = 1
 
   constructor(options) {
     if (!isObject(options)) throw typeError(`options must be an object, got ${describe(options)}`)
@@ -42,25 +44,52 @@ class LanguageIntelligence {
       throw typeError('options.policy must be an object with a check(action) function')
     }
     this.#policy = policy
-    this.#native = callNative((json) => new native.NativeLanguageIntelligence(json), toJson(rest, typeError))
+    const calls = this.#calls
+    // One completion callback for every call (see src/napi/lsp.rs). It must not hold the
+    // native handle or `this`: the native side holds it strongly.
+    const done = (token, ok, text) => {
+      const call = calls.get(token)
+      if (call === undefined) return
+      calls.delete(token)
+      if (ok) call.resolve(text)
+      else call.reject(translate(new Error(text)))
+    }
+    this.#native = callNative((json) => new native.NativeLanguageIntelligence(json, done), toJson(rest, typeError))
+  }
+
+  /** Start a native operation; resolves with its result's JSON text. */
+  #start(op, json, cancellable) {
+    const token = this.#nextToken
+    this.#nextToken = token >= 0xfffffff0 ? 1 : token + 1
+    return {
+      token,
+      promise: new Promise((resolve, reject) => {
+        this.#calls.set(token, { resolve, reject })
+        try {
+          this.#native.start(op, json, token, cancellable)
+        } catch (err) {
+          this.#calls.delete(token)
+          throw translate(err)
+        }
+      }),
+    }
   }
 
   async #call(op, input, options) {
     const signal = callOptions(options)
     const json = toJson(input, typeError)
     if (signal && signal.aborted) throw abortReason(signal)
-    const token = signal ? nextToken++ : 0
-    if (nextToken > 0xfffffff0) nextToken = 1
+    if (!signal) return JSON.parse(await this.#start(op, json, false).promise)
+    const { token, promise } = this.#start(op, json, true)
     const onAbort = () => this.#native.cancel(token)
-    if (signal) signal.addEventListener('abort', onAbort, { once: true })
+    signal.addEventListener('abort', onAbort, { once: true })
     try {
-      const text = await callNativeAsync((o, j, t) => this.#native.call(o, j, t), op, json, token)
-      return JSON.parse(text)
+      return JSON.parse(await promise)
     } catch (err) {
-      if (signal && signal.aborted) throw abortReason(signal)
+      if (signal.aborted) throw abortReason(signal)
       throw err
     } finally {
-      if (signal) signal.removeEventListener('abort', onAbort)
+      signal.removeEventListener('abort', onAbort)
     }
   }
 
@@ -150,7 +179,7 @@ class LanguageIntelligence {
 
   /** shutdown, exit, close stdin, SIGTERM, then SIGKILL every server's process group. */
   async dispose() {
-    return callNativeAsync(() => this.#native.dispose())
+    await this.#start('dispose', '{}', false).promise
   }
 }
 
