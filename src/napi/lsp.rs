@@ -85,7 +85,7 @@ impl KeepAlive {
 /// napi's shared multi-thread runtime, see `npm run bench -- lsp`), and slow artifact or
 /// HTTP work on napi's runtime cannot delay it. Blocking file work inside LSP calls goes
 /// to tokio's blocking pool (`tokio::fs`).
-fn lsp_runtime() -> napi::Result<&'static tokio::runtime::Handle> {
+fn lsp_runtime() -> Result<&'static tokio::runtime::Handle, PrismError> {
     static RT: OnceLock<std::result::Result<tokio::runtime::Handle, String>> = OnceLock::new();
     let rt = RT.get_or_init(|| {
         let rt = tokio::runtime::Builder::new_current_thread()
@@ -99,8 +99,7 @@ fn lsp_runtime() -> napi::Result<&'static tokio::runtime::Handle> {
             .map_err(|e| format!("cannot start the LSP runtime thread: {e}"))?;
         Ok(handle)
     });
-    rt.as_ref()
-        .map_err(|e| to_js_error(PrismError::internal(e.clone())))
+    rt.as_ref().map_err(|e| PrismError::internal(e.clone()))
 }
 
 fn cancelled() -> PrismError {
@@ -167,47 +166,49 @@ impl NativeLanguageIntelligence {
         token: u32,
         cancellable: bool,
     ) -> napi::Result<()> {
-        let runtime = lsp_runtime()?;
-        self.keep_alive.acquire(&env);
-        let inner = self.inner.clone();
-        let cancels = self.cancels.clone();
-        let done = self.done.clone();
-        let rx = cancellable.then(|| {
-            let (tx, rx) = oneshot::channel::<()>();
-            cancels
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(token, tx);
-            rx
-        });
-        let task = async move {
-            let result = guard_async(async move {
-                let value = match rx {
-                    None => run_op(inner, &op, &input).await?,
-                    Some(rx) => tokio::select! {
-                        r = run_op(inner, &op, &input) => r?,
-                        _ = rx => return Err(cancelled()),
-                    },
-                };
-                serde_json::to_string(&value).map_err(|e| PrismError::internal(e.to_string()))
-            })
-            .await;
-            if cancellable {
+        guard(|| {
+            let runtime = lsp_runtime()?;
+            self.keep_alive.acquire(&env);
+            let inner = self.inner.clone();
+            let cancels = self.cancels.clone();
+            let done = self.done.clone();
+            let rx = cancellable.then(|| {
+                let (tx, rx) = oneshot::channel::<()>();
                 cancels
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
-                    .remove(&token);
-            }
-            let completion: Completion = match result {
-                Ok(text) => (token, true, text),
-                Err(e) => (token, false, e.reason),
-            }
-            .into();
-            // `Closing` only when the environment is tearing down: nobody is waiting.
-            let _ = done.call(completion, ThreadsafeFunctionCallMode::NonBlocking);
-        };
-        runtime.spawn(task);
-        Ok(())
+                    .insert(token, tx);
+                rx
+            });
+            let task = async move {
+                let result = guard_async(async move {
+                    let value = match rx {
+                        None => run_op(inner, &op, &input).await?,
+                        Some(rx) => tokio::select! {
+                            r = run_op(inner, &op, &input) => r?,
+                            _ = rx => return Err(cancelled()),
+                        },
+                    };
+                    serde_json::to_string(&value).map_err(|e| PrismError::internal(e.to_string()))
+                })
+                .await;
+                if cancellable {
+                    cancels
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .remove(&token);
+                }
+                let completion: Completion = match result {
+                    Ok(text) => (token, true, text),
+                    Err(e) => (token, false, e.reason),
+                }
+                .into();
+                // `Closing` only when the environment is tearing down: nobody is waiting.
+                let _ = done.call(completion, ThreadsafeFunctionCallMode::NonBlocking);
+            };
+            runtime.spawn(task);
+            Ok(())
+        })
     }
 
     /// Abort the call with this token (no-op when it already finished).

@@ -7,6 +7,9 @@
 //! - Every exported function runs under [`guard`] (sync) or [`guard_async`] (async), which
 //!   turns a core [`PrismError`] into a JS error through [`to_js_error`] and a panic into
 //!   an `ERR_PRISM_INTERNAL` error, so no panic reaches the process.
+//! - `LanguageIntelligence` calls are latency-bound, so they skip napi's per-call promise
+//!   bridge: each handle completes its calls through one threadsafe function, on a
+//!   dedicated runtime (see `lsp.rs`).
 //! - Errors cross as `ERROR_MARKER` + JSON `{ class, code, reason?, message }` in the
 //!   message; `js/errors.js` turns that into the right error class. One place.
 
