@@ -1,26 +1,35 @@
 // LanguageIntelligence against real language servers from npm (devDependencies):
-// typescript-language-server + typescript (push diagnostics) and the JSON server of
-// vscode-langservers-extracted (pull diagnostics).
+// typescript-language-server + typescript (diagnostics asked of tsserver, and, with that
+// command hidden by a transparent proxy, push diagnostics), the JSON server of
+// vscode-langservers-extracted (pull diagnostics) and pyright (pull, registered).
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { writeFileSync, readFileSync } from 'node:fs'
+import { writeFileSync, readFileSync, existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { createLanguageIntelligence, LanguageIntelligenceError } from '../index.mjs'
 import { workspace, root, here, alive, descendants, waitFor } from './fixtures/lsp-helpers.mjs'
 
-const tsServer = {
-  command: process.execPath,
-  args: [join(root, 'node_modules/typescript-language-server/lib/cli.mjs'), '--stdio'],
-  languages: ['typescript', 'javascript'],
+/** typescript-language-server behind `fixtures/ts-proxy.mjs`, which logs what the client sends. */
+function tsProxied(ws, mode) {
+  const log = join(ws, '.ts-proxy.jsonl')
+  const server = {
+    command: process.execPath,
+    args: [join(here, 'ts-proxy.mjs'), JSON.stringify({ log, hideProbe: mode === 'published' })],
+    languages: ['typescript', 'javascript'],
+  }
+  const sent = () => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [])
+  return { server, sent }
 }
+const MODES = ['asked', 'published']
 const jsonServer = {
   command: process.execPath,
   args: [join(root, 'node_modules/vscode-langservers-extracted/bin/vscode-json-language-server'), '--stdio'],
   languages: ['json'],
 }
 
-test('typescript-language-server: diagnostics added then removed, hover, definitions, references, rename, dispose', async () => {
+for (const mode of MODES) test(`typescript-language-server (diagnostics ${mode}): added then removed, hover, definitions, references, rename, dispose`, async () => {
   const ws = workspace()
+  const { server, sent } = tsProxied(ws, mode)
   const before = new Set(descendants(process.pid))
   const a = [
     'export function café(n: number): number {',
@@ -32,7 +41,7 @@ test('typescript-language-server: diagnostics added then removed, hover, definit
   const b = ['import { café } from "./a"', 'export const 𝒳 = "🙂🙂"; export const r = café(2) + café(3)', ''].join('\n')
   writeFileSync(join(ws, 'a.ts'), a)
   writeFileSync(join(ws, 'b.ts'), b)
-  const li = createLanguageIntelligence({ workspaceRoot: ws, servers: { ts: tsServer } })
+  const li = createLanguageIntelligence({ workspaceRoot: ws, servers: { ts: server } })
   assert.deepEqual(await li.syncDocument('a.ts'), { version: 1 })
   await li.syncDocument('b.ts')
   const first = await li.diagnosticDelta({ files: ['a.ts', 'b.ts'] })
@@ -86,11 +95,49 @@ test('typescript-language-server: diagnostics added then removed, hover, definit
   assert.ok(!third.files['a.ts'].added.some((d) => d.severity === 'error'), JSON.stringify(third))
   assert.equal(third.files['a.ts'].generation, 3)
 
+  // The sets came the way the mode says.
+  const probes = sent().filter((e) => e.command === 'typescript.tsserverRequest').map((e) => e.tsserver)
+  if (mode === 'asked') {
+    for (const kind of ['syntacticDiagnosticsSync', 'semanticDiagnosticsSync', 'suggestionDiagnosticsSync']) {
+      assert.ok(probes.includes(kind), `asked for ${kind}: ${probes}`)
+    }
+  } else {
+    assert.deepEqual(probes, [])
+  }
+
   const servers = descendants(process.pid).filter((p) => !before.has(p))
-  assert.ok(servers.length >= 2, 'typescript-language-server and tsserver are running')
+  assert.ok(servers.length >= 3, 'the proxy, typescript-language-server and tsserver are running')
   await li.dispose()
   assert.ok(await waitFor(() => servers.every((p) => !alive(p))), `still alive: ${servers.filter(alive)}`)
   await assert.rejects(li.hover({ file: 'a.ts', line: 0, character: 0 }), LanguageIntelligenceError)
+})
+
+test('typescript-language-server: a file that stays clean is reported clean when asked, never when only published', async () => {
+  // typescript-language-server publishes nothing when a file's sets stay empty, so with
+  // publishes alone the second set never arrives (20 s: the first needs the project loaded).
+  for (const mode of MODES) {
+    const ws = workspace()
+    const { server } = tsProxied(ws, mode)
+    writeFileSync(join(ws, 'ok.ts'), 'export const n: number = 1\n')
+    const li = createLanguageIntelligence({ workspaceRoot: ws, servers: { ts: server }, limits: { requestTimeoutMs: mode === 'asked' ? 60000 : 20000 } })
+    try {
+      const first = await li.diagnosticDelta({ files: ['ok.ts'] })
+      assert.deepEqual(first.incomplete, [], mode)
+      assert.deepEqual(first.files['ok.ts'].added, [], mode)
+      writeFileSync(join(ws, 'ok.ts'), 'export const n: number = 2 // still clean\n')
+      await li.syncDocument('ok.ts')
+      const second = await li.diagnosticDelta({ files: ['ok.ts'], previous: first })
+      if (mode === 'asked') {
+        assert.deepEqual(second.incomplete, [])
+        assert.deepEqual(second.files['ok.ts'], { added: [], removed: [], unchanged: [], generation: 2 })
+      } else {
+        assert.deepEqual(second.incomplete, ['ok.ts'])
+        assert.equal(second.files['ok.ts'], undefined)
+      }
+    } finally {
+      await li.dispose()
+    }
+  }
 })
 
 test('vscode-json-language-server (pull diagnostics): added then removed, hover, unsupported definitions, dispose', async () => {

@@ -269,6 +269,58 @@ test('pull diagnostics reuse previousResultId and honour unchanged', async () =>
   await li.dispose()
 })
 
+test('a server offering typescript.tsserverRequest is asked, not waited for; positions convert from UTF-16', async () => {
+  // It never publishes for these versions, and negotiates UTF-8: only an exact answer to
+  // the probe, converted to the API's UTF-16, can pass.
+  const { ws, log, li } = setup({ probe: true, encoding: 'utf-8', skipPublishFor: [1, 2, 3] }, { limits: { requestTimeoutMs: 60000 } })
+  const line = 'é🙂 ERROR, ERROR'
+  writeFileSync(join(ws, 'a.ts'), `${line}\n`)
+  const first = await li.diagnosticDelta({ files: ['a.ts'] })
+  assert.deepEqual(first.incomplete, [])
+  assert.deepEqual(first.files['a.ts'].added.map((d) => [d.line, d.character, d.endCharacter, d.code, d.source, d.severity]), [
+    [0, line.indexOf('ERROR'), line.indexOf('ERROR') + 5, '2322', 'typescript', 'error'],
+    [0, line.lastIndexOf('ERROR'), line.lastIndexOf('ERROR') + 5, '2322', 'typescript', 'error'],
+  ])
+  writeFileSync(join(ws, 'a.ts'), 'fine\n')
+  await li.syncDocument('a.ts')
+  const second = await li.diagnosticDelta({ files: ['a.ts'], previous: first })
+  assert.deepEqual(second.incomplete, [])
+  assert.equal(second.files['a.ts'].removed.length, 2)
+  assert.equal(second.files['a.ts'].added.length, 0)
+  // The set asked for is the document's known set.
+  assert.deepEqual(await li.diagnostics(), [])
+  const asked = received(log, 'workspace/executeCommand').map((m) => [m.params.command, m.params.arguments[0]])
+  assert.deepEqual(asked.slice(0, 3), [
+    ['typescript.tsserverRequest', 'syntacticDiagnosticsSync'],
+    ['typescript.tsserverRequest', 'semanticDiagnosticsSync'],
+    ['typescript.tsserverRequest', 'suggestionDiagnosticsSync'],
+  ])
+  await li.dispose()
+})
+
+test('when asking fails, the client waits for publishes instead', async () => {
+  const { ws, log, li } = setup({ probe: true, probeFails: true })
+  writeFileSync(join(ws, 'a.ts'), 'ERROR\n')
+  const d = await li.diagnosticDelta({ files: ['a.ts'] })
+  assert.deepEqual(d.incomplete, [])
+  assert.equal(d.files['a.ts'].added[0].source, 'fake', 'the published set')
+  assert.ok(received(log, 'workspace/executeCommand').length >= 1)
+  await li.dispose()
+})
+
+test('a delta over more files than maxPendingRequests asks at most half that many at once', async () => {
+  for (const opts of [{ pull: true }, { probe: true }]) {
+    const { ws, li } = setup(opts, { limits: { maxPendingRequests: 4 } })
+    const files = Array.from({ length: 40 }, (_, i) => `f${i}.ts`)
+    for (const f of files) writeFileSync(join(ws, f), 'ERROR\n')
+    const d = await li.diagnosticDelta({ files })
+    assert.deepEqual(d.incomplete, [])
+    assert.deepEqual(Object.keys(d.files).sort(), [...files].sort())
+    for (const f of files) assert.equal(d.files[f].added.length, 1, f)
+    await li.dispose()
+  }
+})
+
 test('workspace/diagnostic/refresh is acknowledged and followed by a re-pull', async () => {
   // The server asks for a refresh right after answering our one pull.
   const { ws, log, li } = setup({ pull: true, refreshAfterPull: true })

@@ -1,8 +1,9 @@
 //! One running language server: process, transport, `initialize` handshake with real
 //! client capabilities, the server-request dispatcher (one match, default MethodNotFound),
-//! push-diagnostic bookkeeping and pull diagnostics.
+//! push-diagnostic bookkeeping, pull diagnostics, and on-demand diagnostics through
+//! typescript-language-server's `typescript.tsserverRequest` command.
 
-use super::documents::{Encoding, Workspace};
+use super::documents::{Encoding, Text, Workspace};
 use super::process::{self, Launch, ServerProcess};
 use super::transport::{Incoming, ServerMessage, Transport};
 use crate::error::{LspCode, PrismError, Result};
@@ -16,6 +17,15 @@ use tokio::sync::watch;
 
 /// JSON-RPC MethodNotFound.
 pub const METHOD_NOT_FOUND: i64 = -32601;
+/// The command typescript-language-server offers to forward one request to tsserver.
+pub const TSSERVER_REQUEST: &str = "typescript.tsserverRequest";
+/// tsserver's on-demand diagnostics, in the order typescript-language-server publishes
+/// the kinds.
+const TSSERVER_DIAGNOSTICS: [&str; 3] = [
+    "syntacticDiagnosticsSync",
+    "semanticDiagnosticsSync",
+    "suggestionDiagnosticsSync",
+];
 const STDERR_TAIL: usize = 4096;
 
 pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -254,6 +264,67 @@ impl Session {
         self.supports("diagnosticProvider", "textDocument/diagnostic")
     }
 
+    /// Whether the server forwards requests to tsserver (typescript-language-server), so
+    /// a document's diagnostics can be asked for instead of waited for.
+    pub fn probe_supported(&self) -> bool {
+        self.capabilities
+            .get("executeCommandProvider")
+            .and_then(|p| p.get("commands"))
+            .and_then(Value::as_array)
+            .is_some_and(|c| c.iter().any(|x| x == TSSERVER_REQUEST))
+    }
+
+    /// The diagnostics tsserver has for `uri` now: syntactic, semantic and suggestion, as
+    /// typescript-language-server would publish them. The server handles messages in
+    /// order, so the answer is for the last text synced before the request. Kept as the
+    /// document's known set for `version`.
+    pub async fn probe(&self, uri: &str, version: i64) -> Result<Arc<Vec<Value>>> {
+        let mut items = Vec::new();
+        for command in TSSERVER_DIAGNOSTICS {
+            let args =
+                json!({ "command": TSSERVER_REQUEST, "arguments": [command, { "file": uri }] });
+            let answer = self.request("workspace/executeCommand", args).await?;
+            match (answer.get("success"), answer.get("body")) {
+                (Some(Value::Bool(true)), Some(Value::Array(body))) => {
+                    items.extend(body.iter().map(tsserver_diagnostic))
+                }
+                _ => {
+                    return Err(PrismError::lsp(
+                        LspCode::Server,
+                        format!("{TSSERVER_REQUEST} {command} answered without diagnostics"),
+                    ))
+                }
+            }
+        }
+        if self.encoding != Encoding::Utf16 {
+            // tsserver counts UTF-16 units; the sets here are in the negotiated encoding.
+            let text = lock(&self.state.open).get(uri).map(|d| d.text.clone());
+            if let Some(text) = text {
+                let text = Text::new(&text);
+                for item in &mut items {
+                    for end in ["start", "end"] {
+                        let p = &mut item["range"][end];
+                        let (l, c) = (p["line"].as_u64(), p["character"].as_u64());
+                        if let (Some(l), Some(c)) = (l, c) {
+                            p["character"] =
+                                text.convert(l, c, Encoding::Utf16, self.encoding).into();
+                        }
+                    }
+                }
+            }
+        }
+        let items = Arc::new(items);
+        lock(&self.state.pulled).insert(
+            uri.to_string(),
+            PullEntry {
+                result_id: None,
+                items: items.clone(),
+                version,
+            },
+        );
+        Ok(items)
+    }
+
     pub async fn request(&self, method: &str, params: Value) -> Result<Value> {
         self.transport.request(method, params, self.timeout).await
     }
@@ -283,6 +354,37 @@ impl Session {
             .trim()
             .to_string()
     }
+}
+
+/// A tsserver diagnostic (`start`/`end` as 1-based `line`/`offset` in UTF-16 units) as the
+/// LSP diagnostic typescript-language-server publishes for it (its `toDiagnostic`), so a
+/// set read on demand and a published set of the same text normalize alike.
+fn tsserver_diagnostic(d: &Value) -> Value {
+    let position = |key: &str| {
+        let at = |field: &str| {
+            d.get(key)
+                .and_then(|p| p.get(field))
+                .and_then(Value::as_u64)
+                .unwrap_or(1)
+                .saturating_sub(1)
+        };
+        json!({ "line": at("line"), "character": at("offset") })
+    };
+    let severity = match d.get("category").and_then(Value::as_str) {
+        Some("warning") => 2,
+        Some("suggestion") => 4,
+        _ => 1,
+    };
+    let mut out = json!({
+        "range": { "start": position("start"), "end": position("end") },
+        "message": d.get("text").and_then(Value::as_str).unwrap_or(""),
+        "severity": severity,
+        "source": d.get("source").and_then(Value::as_str).unwrap_or("typescript"),
+    });
+    if let Some(code) = d.get("code").filter(|c| c.is_number() || c.is_string()) {
+        out["code"] = code.clone();
+    }
+    out
 }
 
 fn workspace_folder(ws: &Workspace) -> Value {
@@ -520,6 +622,43 @@ fn answer_request(
 
 #[cfg(test)]
 mod tests {
+    use super::tsserver_diagnostic;
+    use serde_json::json;
+
+    #[test]
+    fn tsserver_diagnostics_read_like_typescript_language_server_publishes_them() {
+        let d = json!({
+            "start": { "line": 2, "offset": 5 }, "end": { "line": 2, "offset": 11 },
+            "text": "'x' is declared but its value is never read.", "code": 6133,
+            "category": "suggestion", "reportsUnnecessary": true
+        });
+        assert_eq!(
+            tsserver_diagnostic(&d),
+            json!({
+                "range": { "start": { "line": 1, "character": 4 }, "end": { "line": 1, "character": 10 } },
+                "message": "'x' is declared but its value is never read.",
+                "severity": 4, "source": "typescript", "code": 6133
+            })
+        );
+        let w = json!({ "start": { "line": 1, "offset": 1 }, "end": { "line": 1, "offset": 2 },
+            "text": "w", "category": "warning", "source": "ts-plugin", "code": "X1" });
+        let w = tsserver_diagnostic(&w);
+        assert_eq!(
+            (
+                w["severity"].clone(),
+                w["source"].clone(),
+                w["code"].clone()
+            ),
+            (json!(2), json!("ts-plugin"), json!("X1"))
+        );
+        // Unknown categories are errors (as typescript-language-server maps them); missing
+        // positions stay inside the document; a code of another type is dropped.
+        let m = tsserver_diagnostic(&json!({ "category": "message", "text": "m", "code": [1] }));
+        assert_eq!(m["severity"], json!(1));
+        assert_eq!(m["range"]["start"], json!({ "line": 0, "character": 0 }));
+        assert!(m.get("code").is_none());
+    }
+
     use super::*;
 
     fn ws() -> Workspace {

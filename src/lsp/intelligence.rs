@@ -271,6 +271,17 @@ pub struct Intelligence {
     disposed: AtomicBool,
     plans: Mutex<BTreeMap<u64, RenamePlan>>,
     next_plan: AtomicU64,
+    /// Bounds concurrent diagnostic requests (half of `maxPendingRequests`).
+    fetch_permits: tokio::sync::Semaphore,
+}
+
+/// How a document's diagnostics are asked for.
+#[derive(Clone, Copy)]
+enum Fetch {
+    /// `textDocument/diagnostic`.
+    Pull,
+    /// tsserver's diagnostics through `typescript.tsserverRequest`.
+    Probe,
 }
 
 /// A resolved input location.
@@ -332,6 +343,7 @@ impl Intelligence {
             None => return Err(type_err("options.servers is required (an object)".into())),
         };
         let ws = Workspace::new(root)?;
+        let fetch_permits = tokio::sync::Semaphore::new((limits.max_pending / 2).max(1));
         Ok(Intelligence {
             ws,
             limits,
@@ -348,6 +360,7 @@ impl Intelligence {
             disposed: AtomicBool::new(false),
             plans: Mutex::new(BTreeMap::new()),
             next_plan: AtomicU64::new(1),
+            fetch_permits,
         })
     }
 
@@ -536,10 +549,21 @@ impl Intelligence {
     ) -> Result<Option<(Arc<Vec<Value>>, OpenDoc)>> {
         let mut changes = session.changes();
         let mut closed = session.transport.subscribe_closed();
+        // Publishes without a version can come per kind (typescript-language-server sends
+        // syntax errors before a slow semantic check ends) or not at all (a file that stays
+        // clean), so a server that can be asked is asked; if asking fails, its publishes
+        // are waited for.
+        let mut probe = session.probe_supported();
         loop {
             // Checked on every wake: a server may register pull diagnostics after start.
             if session.pull_supported() {
-                return self.pull_set(session, uri, deadline).await;
+                return self.fetch_set(session, uri, deadline, Fetch::Pull).await;
+            }
+            if probe {
+                match self.fetch_set(session, uri, deadline, Fetch::Probe).await {
+                    Err(_) if !session.is_closed() => probe = false,
+                    other => return other,
+                }
             }
             let Some(doc) = lock(&session.state.open).get(uri).cloned() else {
                 return Ok(None);
@@ -578,21 +602,43 @@ impl Intelligence {
         }
     }
 
-    async fn pull_set(
+    /// Ask the server for the document's current set (pull, or a tsserver probe); `None`
+    /// when no answer came before `deadline`. At most `fetch_permits` such requests run
+    /// at once, so a delta over many files stays under `maxPendingRequests`.
+    async fn fetch_set(
         &self,
         session: &Arc<Session>,
         uri: &str,
         deadline: Instant,
+        how: Fetch,
     ) -> Result<Option<(Arc<Vec<Value>>, OpenDoc)>> {
-        let Some(doc) = lock(&session.state.open).get(uri).cloned() else {
-            return Ok(None);
-        };
-        let left = deadline.saturating_duration_since(Instant::now());
-        match tokio::time::timeout(left, session.pull(uri, doc.version)).await {
-            Ok(Ok(items)) => Ok(Some((items, doc))),
-            Ok(Err(e)) if e.code() == "ERR_PRISM_LSP_TIMEOUT" => Ok(None),
-            Ok(Err(e)) => Err(e),
-            Err(_) => Ok(None),
+        loop {
+            let Some(doc) = lock(&session.state.open).get(uri).cloned() else {
+                return Ok(None);
+            };
+            let left = deadline.saturating_duration_since(Instant::now());
+            let ask = async {
+                let _permit = self
+                    .fetch_permits
+                    .acquire()
+                    .await
+                    .map_err(|_| PrismError::internal("diagnostic permits closed"))?;
+                match how {
+                    Fetch::Pull => session.pull(uri, doc.version).await,
+                    Fetch::Probe => session.probe(uri, doc.version).await,
+                }
+            };
+            let items = match tokio::time::timeout(left, ask).await {
+                Ok(Ok(items)) => items,
+                Ok(Err(e)) if e.code() == "ERR_PRISM_LSP_TIMEOUT" => return Ok(None),
+                Ok(Err(e)) => return Err(e),
+                Err(_) => return Ok(None),
+            };
+            // A sync that raced the request leaves the answer's version unknown: ask again.
+            let now = lock(&session.state.open).get(uri).map(|d| d.version);
+            if now == Some(doc.version) {
+                return Ok(Some((items, doc)));
+            }
         }
     }
 
@@ -1305,11 +1351,12 @@ impl Intelligence {
 
 /// The current set of an open document when already known (no waiting).
 fn known_set(session: &Session, uri: &str, doc: &OpenDoc) -> Option<Arc<Vec<Value>>> {
-    if session.pull_supported() {
-        return lock(&session.state.pulled)
-            .get(uri)
-            .filter(|p| p.version == doc.version)
-            .map(|p| p.items.clone());
+    let asked = lock(&session.state.pulled)
+        .get(uri)
+        .filter(|p| p.version == doc.version)
+        .map(|p| p.items.clone());
+    if asked.is_some() || session.pull_supported() {
+        return asked;
     }
     let entry = lock(&session.state.push).get(uri).cloned()?;
     if let Some((v, set)) = entry.versioned {
