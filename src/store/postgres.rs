@@ -323,18 +323,16 @@ impl PostgresPersistence {
 type Params<'a> = Vec<&'a (dyn ToSql + Sync)>;
 
 impl PostgresCheckpointStore {
+    /// [`Self::query`] of a statement that selects at most one row (by primary key).
     async fn query_opt(&self, sql: &str, params: &Params<'_>) -> Result<Option<Row>> {
-        let sh = &self.shared;
-        let _in = sh.life.enter().await?;
-        let client = sh.client().await?;
-        let stmt = client
-            .prepare_cached(sql)
-            .await
-            .map_err(|e| sh.db_error(&e))?;
-        client
-            .query_opt(&stmt, params)
-            .await
-            .map_err(|e| sh.db_error(&e))
+        let mut rows = self.query(sql, params).await?;
+        if rows.len() > 1 {
+            return Err(PrismError::internal(format!(
+                "a single-row query returned {} rows",
+                rows.len()
+            )));
+        }
+        Ok(rows.pop())
     }
 
     async fn query(&self, sql: &str, params: &Params<'_>) -> Result<Vec<Row>> {
