@@ -36,11 +36,12 @@ function tagged(name) {
 /** Approve most revisions, reject every fourth and the top (k % 3) of artifact k. */
 const opFor = (k, v) => (v % 4 === 0 || v > REVISIONS - (k % 3) ? 'reject' : 'approve')
 
-async function setUp(schema) {
+/** `artifacts` artifacts of REVISIONS revisions each; returns the shuffled decision plan. */
+async function setUp(schema, artifacts = ARTIFACTS) {
   const p = openPersistence({ store: 'postgres', connectionString: tagged(`${schema}-setup`), schema })
   const svc = openService(p)
   const plan = []
-  for (let k = 0; k < ARTIFACTS; k++) {
+  for (let k = 0; k < artifacts; k++) {
     const artifactId = `a${k}`
     await svc.attach({ ownership, threadId: THREAD, id: artifactId, uri: `https://blob.example/${artifactId}/1`, mime: 'text/markdown', hash: `sha256:${artifactId}-1` })
     for (let v = 2; v <= REVISIONS; v++) {
@@ -80,7 +81,7 @@ async function verify(schema, order, results) {
   const p = openPersistence({ store: 'postgres', connectionString: tagged(`${schema}-verify`), schema })
   const svc = openService(p)
   try {
-    for (let k = 0; k < ARTIFACTS; k++) {
+    for (let k = 0; k < order.length / REVISIONS; k++) {
       const artifactId = `a${k}`
       const rec = await svc.get({ ownership, threadId: THREAD, artifactId })
       const mine = resolved.filter((d) => d.artifactId === artifactId)
@@ -124,10 +125,12 @@ test('eight processes × eight reviewers approve and reject through the service:
 test('the same load with every connection terminated mid-way: in-flight operations fail typed, later ones succeed, no resolved write lost', { skip }, async (t) => {
   const schema = `prism_durability_${process.pid}_kill`
   dropSchemaAfter(t, schema)
-  const order = await setUp(schema)
-  // A quarter into the load, terminate every connection of this run's children. A
+  // Twice the artifacts of the plain load, so the load outlasts several rounds of
+  // termination even on a fast machine (with the plain load it once ended after two).
+  const order = await setUp(schema, 2 * ARTIFACTS)
+  // An eighth into the load, terminate every connection of this run's children. A
   // connection idle at that instant is replaced silently by its pool, so the round is
-  // repeated (every connection again, 50 ms apart, at most 20 rounds) until a child reports
+  // repeated (every connection again, 20 ms apart, at most 40 rounds) until a child reports
   // an operation that failed because its connection died.
   const terminate = `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = '${schema}' AND pid <> pg_backend_pid()`
   let terminated = 0
@@ -137,14 +140,14 @@ test('the same load with every connection terminated mid-way: in-flight operatio
   let killing
   let okAtFirstRound = 0
   const killLoop = async () => {
-    for (; rounds < 20 && !sawError && !finished; rounds++) {
+    for (; rounds < 40 && !sawError && !finished; rounds++) {
       terminated += Number(await psqlAsync(terminate))
-      await new Promise((r) => setTimeout(r, 50))
+      await new Promise((r) => setTimeout(r, 20))
     }
   }
   const results = await load(schema, order, (line, total) => {
     if (line.startsWith('err ')) sawError = true
-    if (!killing && total >= order.length / 4) {
+    if (!killing && total >= order.length / 8) {
       okAtFirstRound = total
       killing = killLoop()
     }
