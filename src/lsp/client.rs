@@ -622,8 +622,7 @@ fn answer_request(
 
 #[cfg(test)]
 mod tests {
-    use super::tsserver_diagnostic;
-    use serde_json::json;
+    use super::*;
 
     #[test]
     fn tsserver_diagnostics_read_like_typescript_language_server_publishes_them() {
@@ -658,8 +657,6 @@ mod tests {
         assert_eq!(m["range"]["start"], json!({ "line": 0, "character": 0 }));
         assert!(m.get("code").is_none());
     }
-
-    use super::*;
 
     fn ws() -> Workspace {
         Workspace::new(&std::env::temp_dir().to_string_lossy()).unwrap()
