@@ -11,6 +11,7 @@ module.exports = {
   CodingPatchReviewError: errors.CodingPatchReviewError,
   LanguageIntelligenceError: errors.LanguageIntelligenceError,
   ArtifactBodyStoreError: errors.ArtifactBodyStoreError,
+  ARTIFACT_BODY_ERROR_CODES: errors.ARTIFACT_BODY_ERROR_CODES,
 
   // coding patch review
   ...require('./js/review.js'),

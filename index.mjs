@@ -11,6 +11,7 @@ export const {
   CodingPatchReviewError,
   LanguageIntelligenceError,
   ArtifactBodyStoreError,
+  ARTIFACT_BODY_ERROR_CODES,
 } = cjs
 
 // coding patch review

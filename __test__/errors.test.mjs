@@ -12,7 +12,7 @@ const { callNative, callNativeAsync, translate } = require('../js/errors.js')
 
 test('error classes survive instanceof and carry code and reason', () => {
   const { ArtifactError, CheckpointConflictError, CodingPatchReviewError, LanguageIntelligenceError, ArtifactBodyStoreError } = cjs
-  const a = new ArtifactError('not_found', 'no such artifact')
+  const a = new ArtifactError('no such artifact', 'not_found')
   assert.ok(a instanceof ArtifactError)
   assert.ok(a instanceof Error)
   assert.equal(a.name, 'ArtifactError')
@@ -26,7 +26,8 @@ test('error classes survive instanceof and carry code and reason', () => {
   assert.equal(new CodingPatchReviewError('INPUT', 'x').code, 'ERR_PRISM_REVIEW_INPUT')
   assert.equal(new CodingPatchReviewError('ERR_PRISM_REVIEW_LIMIT', 'x').code, 'ERR_PRISM_REVIEW_LIMIT')
   assert.equal(new LanguageIntelligenceError('TIMEOUT', 'x').code, 'ERR_PRISM_LSP_TIMEOUT')
-  assert.equal(new ArtifactBodyStoreError('HELD', 'x').code, 'ERR_PRISM_ARTIFACT_BODY_HELD')
+  assert.equal(new ArtifactBodyStoreError('x', 'HELD').code, 'ERR_PRISM_ARTIFACT_BODY_HELD')
+  assert.equal(new ArtifactBodyStoreError('x', 'HELD').reason, 'HELD')
 })
 
 test('CommonJS and ESM entries export the same objects', () => {

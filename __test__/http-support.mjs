@@ -116,16 +116,16 @@ export function createFakeService({ linkSecret, maxArtifacts = 64, maxRevisions 
   const check = (input) => {
     calls.push(input)
     if (input.signal?.aborted) throw Object.assign(new Error('aborted'), { name: 'AbortError' })
-    if (!input.ownership || typeof input.ownership !== 'object') throw new ArtifactError('invalid_input', 'ownership required')
+    if (!input.ownership || typeof input.ownership !== 'object') throw new ArtifactError('ownership required', 'invalid_input')
   }
   const load = (input) => {
     const entry = records.get(`${input.threadId}:${input.artifactId}`)
-    if (!entry || !sameOwner(entry.ownership, input.ownership)) throw new ArtifactError('not_found', 'artifact not found')
+    if (!entry || !sameOwner(entry.ownership, input.ownership)) throw new ArtifactError('artifact not found', 'not_found')
     return entry
   }
   const save = (key, entry, expected) => {
     const cur = records.get(key)
-    if ((cur?.version ?? 0) !== expected) throw new ArtifactError('conflict', 'version conflict')
+    if ((cur?.version ?? 0) !== expected) throw new ArtifactError('version conflict', 'conflict')
     records.set(key, { ...entry, version: expected + 1 })
   }
   const clone = (r) => structuredClone(r)
@@ -138,7 +138,7 @@ export function createFakeService({ linkSecret, maxArtifacts = 64, maxRevisions 
     const expected = entry.version
     await tick()
     const record = clone(entry.record)
-    if (!record.revisions.some((r) => r.version === input.version)) throw new ArtifactError('invalid_input', 'no such revision')
+    if (!record.revisions.some((r) => r.version === input.version)) throw new ArtifactError('no such revision', 'invalid_input')
     record.approvals = record.approvals.filter((a) => a.version !== input.version)
     record.approvals.push({ version: input.version, state, reviewer: reviewer(input) })
     if (state === 'approved') record.lastValidatedVersion = Math.max(record.lastValidatedVersion ?? 0, input.version)
@@ -154,12 +154,12 @@ export function createFakeService({ linkSecret, maxArtifacts = 64, maxRevisions 
       const key = `${input.threadId}:${id}`
       const existing = records.get(key)
       if (existing) {
-        if (!sameOwner(existing.ownership, input.ownership)) throw new ArtifactError('not_found', 'artifact not found')
+        if (!sameOwner(existing.ownership, input.ownership)) throw new ArtifactError('artifact not found', 'not_found')
         return clone(existing.record)
       }
       const inThread = [...records.values()].filter((e) => e.record.threadId === input.threadId).length
-      if (inThread >= maxArtifacts) throw new ArtifactError('too_many_artifacts', 'too many artifacts in this thread')
-      if (String(input.uri).startsWith('file:')) throw new ArtifactError('unsafe_uri', 'local paths are refused')
+      if (inThread >= maxArtifacts) throw new ArtifactError('too many artifacts in this thread', 'too_many_artifacts')
+      if (String(input.uri).startsWith('file:')) throw new ArtifactError('local paths are refused', 'unsafe_uri')
       await tick()
       const record = {
         id,
@@ -189,7 +189,7 @@ export function createFakeService({ linkSecret, maxArtifacts = 64, maxRevisions 
       const expected = entry.version
       await tick()
       const record = clone(entry.record)
-      if (record.revisions.length >= maxRevisions) throw new ArtifactError('too_many_revisions', 'too many revisions')
+      if (record.revisions.length >= maxRevisions) throw new ArtifactError('too many revisions', 'too_many_revisions')
       const prev = record.revisions.at(-1)
       record.revisions.push({ version: prev.version + 1, uri: input.uri, mime: input.mime ?? prev.mime, hash: input.hash })
       record.state = 'pending'
@@ -201,7 +201,7 @@ export function createFakeService({ linkSecret, maxArtifacts = 64, maxRevisions 
       const record = load(input).record
       const a = record.revisions.find((r) => r.version === input.from)
       const b = record.revisions.find((r) => r.version === input.to)
-      if (!a || !b || input.from === input.to) throw new ArtifactError('invalid_input', 'compare needs two distinct revisions')
+      if (!a || !b || input.from === input.to) throw new ArtifactError('compare needs two distinct revisions', 'invalid_input')
       return {
         artifactId: record.id,
         from: a.version,
@@ -214,7 +214,7 @@ export function createFakeService({ linkSecret, maxArtifacts = 64, maxRevisions 
     async lastValidated(input) {
       check(input)
       const record = load(input).record
-      if (record.lastValidatedVersion === undefined) throw new ArtifactError('not_validated', 'no approved revision')
+      if (record.lastValidatedVersion === undefined) throw new ArtifactError('no approved revision', 'not_validated')
       return clone(record.revisions.find((r) => r.version === record.lastValidatedVersion))
     },
     async deliveryLink(input) {

@@ -448,7 +448,7 @@ describe('no stack, no secret, every response redacted', () => {
     const service = {
       ...noop,
       get: async () => ({ id: 'a', note: 'password hunter2', leaked: linkSecret }),
-      list: async () => { throw new ArtifactError('not_found', 'no thread hunter2') },
+      list: async () => { throw new ArtifactError('no thread hunter2', 'not_found') },
     }
     const srv = await serve(createArtifactHandler({ service, authorize: () => OWNER, linkSecret, redactor }))
     try {

@@ -23,7 +23,7 @@ let emptyRedactor
 let neverAborted
 
 function invalidInput(message, options) {
-  return new ArtifactError('invalid_input', message, options)
+  return new ArtifactError(message, 'invalid_input', options)
 }
 
 function isPlainObject(v) {
@@ -196,7 +196,7 @@ function createArtifactService(store, options) {
     if (hostRedactor) {
       const { ownership, ...request } = rest
       if (ownership !== undefined && !sameJson(await hostRedact(ownership, 'ownership'), ownership)) {
-        throw new ArtifactError('ownership', 'input.ownership holds a registered secret')
+        throw new ArtifactError('input.ownership holds a registered secret', 'ownership')
       }
       const redacted = await hostRedact(request, 'request')
       if (!isPlainObject(redacted)) throw invalidInput('the host redactor must return the request as an object')
@@ -288,7 +288,7 @@ function signArtifactDeliveryLink(input, secret, options) {
 function verifyArtifactDeliveryLink(link, secret, options) {
   const opts = nowMs(options, 'verifyArtifactDeliveryLink')
   const key = secretToBase64(secret, 'verifyArtifactDeliveryLink: secret')
-  if (typeof link !== 'string') throw new ArtifactError('invalid_link', `invalid delivery link: expected a string, got ${link === null ? 'null' : typeof link}`)
+  if (typeof link !== 'string') throw new ArtifactError(`invalid delivery link: expected a string, got ${link === null ? 'null' : typeof link}`, 'invalid_link')
   return JSON.parse(callNative(native.artifactsVerifyLink, JSON.stringify(link), key, opts))
 }
 

@@ -9,10 +9,13 @@ function defineName(cls, name) {
   Object.defineProperty(cls.prototype, 'name', { value: name, writable: true, configurable: true, enumerable: false })
 }
 
-/** Artifact service failures: `code` "ERR_PRISM_ARTIFACT" and a `reason`. */
+/**
+ * Artifact service failures: `code` "ERR_PRISM_ARTIFACT" and a `reason`. The constructor
+ * takes `(message, reason)` as @arnilo/prism's does, since hosts construct it themselves.
+ */
 class ArtifactError extends Error {
-  constructor(reason, message, options) {
-    super(message === undefined ? String(reason) : message, options)
+  constructor(message, reason, options) {
+    super(message, options)
     this.code = 'ERR_PRISM_ARTIFACT'
     this.reason = reason
   }
@@ -51,11 +54,25 @@ class LanguageIntelligenceError extends Error {
 }
 defineName(LanguageIntelligenceError, 'LanguageIntelligenceError')
 
-/** Artifact body store failures: `ERR_PRISM_ARTIFACT_BODY_OWNERSHIP|HASH_MISMATCH|SIZE_MISMATCH|MIME_MISMATCH|HELD|STORE`. */
+/** Artifact body store failure codes by reason, as @arnilo/prism exports them. */
+const ARTIFACT_BODY_ERROR_CODES = Object.freeze({
+  OWNERSHIP: 'ERR_PRISM_ARTIFACT_BODY_OWNERSHIP',
+  HASH_MISMATCH: 'ERR_PRISM_ARTIFACT_BODY_HASH_MISMATCH',
+  SIZE_MISMATCH: 'ERR_PRISM_ARTIFACT_BODY_SIZE_MISMATCH',
+  MIME_MISMATCH: 'ERR_PRISM_ARTIFACT_BODY_MIME_MISMATCH',
+  HELD: 'ERR_PRISM_ARTIFACT_BODY_HELD',
+  STORE: 'ERR_PRISM_ARTIFACT_BODY_STORE',
+})
+
+/**
+ * Artifact body store failures: `(message, reason)` with `reason` one of the keys of
+ * `ARTIFACT_BODY_ERROR_CODES` and `code` derived from it, as @arnilo/prism's.
+ */
 class ArtifactBodyStoreError extends Error {
-  constructor(code, message, options) {
+  constructor(message, reason, options) {
     super(message, options)
-    this.code = suffixed('ERR_PRISM_ARTIFACT_BODY_', code)
+    this.reason = reason
+    this.code = ARTIFACT_BODY_ERROR_CODES[reason] ?? ARTIFACT_BODY_ERROR_CODES.STORE
   }
 }
 defineName(ArtifactBodyStoreError, 'ArtifactBodyStoreError')
@@ -69,7 +86,7 @@ function withCode(error, code) {
 function fromPayload(p) {
   switch (p.class) {
     case 'ArtifactError':
-      return new ArtifactError(p.reason, p.message)
+      return new ArtifactError(p.message, p.reason)
     case 'CheckpointConflictError':
       return new CheckpointConflictError(p.message)
     case 'CodingPatchReviewError':
@@ -77,7 +94,7 @@ function fromPayload(p) {
     case 'LanguageIntelligenceError':
       return new LanguageIntelligenceError(p.code, p.message)
     case 'ArtifactBodyStoreError':
-      return new ArtifactBodyStoreError(p.code, p.message)
+      return new ArtifactBodyStoreError(p.message, String(p.code).slice('ERR_PRISM_ARTIFACT_BODY_'.length))
     case 'RangeError':
       return withCode(new RangeError(p.message), p.code)
     case 'TypeError':
@@ -164,6 +181,7 @@ module.exports = {
   CodingPatchReviewError,
   LanguageIntelligenceError,
   ArtifactBodyStoreError,
+  ARTIFACT_BODY_ERROR_CODES,
   translate,
   fromPayload,
   callNative,

@@ -210,7 +210,7 @@ function verifyLink(link, secret, options) {
   }
   const token = verify(link, secret, options)
   if (token === null || typeof token !== 'object' || typeof token.threadId !== 'string' || typeof token.artifactId !== 'string') {
-    throw new ArtifactError('invalid_link', 'the delivery link does not name an artifact')
+    throw new ArtifactError('the delivery link does not name an artifact', 'invalid_link')
   }
   return token
 }

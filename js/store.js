@@ -16,7 +16,7 @@ const METHODS = ['saveCheckpoint', 'loadCheckpoint', 'listCheckpoints', 'deleteC
 const CONFLICT_CODE = 'ERR_PRISM_CHECKPOINT_CONFLICT'
 
 function invalidInput(message) {
-  return new ArtifactError('invalid_input', message)
+  return new ArtifactError(message, 'invalid_input')
 }
 
 function isPlainObject(v) {

@@ -22,12 +22,15 @@ export type ArtifactErrorReason =
   | 'link_expired'
   | 'link_too_large'
 
-/** An artifact service failure. `reason` says which rule refused the call. */
+/**
+ * An artifact service failure. `reason` says which rule refused the call. Constructed as
+ * `new ArtifactError(message, reason)`, the argument order of @arnilo/prism.
+ */
 export declare class ArtifactError extends Error {
-  constructor(reason: ArtifactErrorReason, message?: string, options?: ErrorOptions)
+  constructor(message: string, reason: ArtifactErrorReason | (string & {}), options?: ErrorOptions)
   readonly name: 'ArtifactError'
   readonly code: 'ERR_PRISM_ARTIFACT'
-  readonly reason: ArtifactErrorReason
+  readonly reason: ArtifactErrorReason | (string & {})
 }
 
 /**
@@ -83,10 +86,19 @@ export type ArtifactBodyStoreErrorCode =
   | 'ERR_PRISM_ARTIFACT_BODY_HELD'
   | 'ERR_PRISM_ARTIFACT_BODY_STORE'
 
-/** An artifact body store failure. */
+/** Why an artifact body store refused or failed: the keys of {@link ARTIFACT_BODY_ERROR_CODES}. */
+export type ArtifactBodyErrorCode = 'OWNERSHIP' | 'HASH_MISMATCH' | 'SIZE_MISMATCH' | 'MIME_MISMATCH' | 'HELD' | 'STORE'
+
+/** The `code` of an {@link ArtifactBodyStoreError} for each reason. */
+export declare const ARTIFACT_BODY_ERROR_CODES: Readonly<{ [R in ArtifactBodyErrorCode]: `ERR_PRISM_ARTIFACT_BODY_${R}` }>
+
+/**
+ * An artifact body store failure, constructed as `new ArtifactBodyStoreError(message, reason)`
+ * (the argument order of @arnilo/prism); `code` is derived from `reason`.
+ */
 export declare class ArtifactBodyStoreError extends Error {
-  /** `code` may be given with or without the `ERR_PRISM_ARTIFACT_BODY_` prefix. */
-  constructor(code: ArtifactBodyStoreErrorCode | 'OWNERSHIP' | 'HASH_MISMATCH' | 'SIZE_MISMATCH' | 'MIME_MISMATCH' | 'HELD' | 'STORE', message?: string, options?: ErrorOptions)
+  constructor(message: string, reason: ArtifactBodyErrorCode, options?: ErrorOptions)
   readonly name: 'ArtifactBodyStoreError'
+  readonly reason: ArtifactBodyErrorCode
   readonly code: ArtifactBodyStoreErrorCode
 }
