@@ -138,6 +138,19 @@ enum Who<'a> {
     Reviewer(&'a str, Decision),
 }
 
+/// The service's operations (its method names), in the order `ArtifactService` lists them.
+pub const OPERATIONS: [&str; 9] = [
+    "attach",
+    "list",
+    "get",
+    "revise",
+    "compare",
+    "approve",
+    "reject",
+    "lastValidated",
+    "deliveryLink",
+];
+
 const COMMON: [&str; 3] = ["ownership", "identity", "threadId"];
 /// Revision members of attach and revise.
 const REVISION: [&str; 9] = [

@@ -221,10 +221,15 @@ pub fn artifacts_checkpoint_key(thread_id: String, artifact_id: String) -> Strin
     crate::artifacts::record_key(&thread_id, &artifact_id)
 }
 
-/// Constants the JS layer exports: `{ namespace }` (`ARTIFACT_CHECKPOINT_NAMESPACE`).
+/// Constants the JS layer needs: `{ namespace, operations }` (the
+/// `ARTIFACT_CHECKPOINT_NAMESPACE` export and the service's method names).
 #[napi]
 pub fn artifacts_constants() -> String {
-    serde_json::json!({ "namespace": crate::artifacts::NAMESPACE }).to_string()
+    serde_json::json!({
+        "namespace": crate::artifacts::NAMESPACE,
+        "operations": crate::artifacts::service::OPERATIONS,
+    })
+    .to_string()
 }
 
 /// `artifactApprovalState`: `"pending" | "approved" | "rejected"`.
