@@ -347,6 +347,100 @@ impl PostgresPersistence {
 
 type Params<'a> = Vec<&'a (dyn ToSql + Sync)>;
 
+/// The save statement for `expected` over `table`: `$1..$11` are `(namespace, key,
+/// owner key, version, fencing token, tenant, account, user, category, value, metadata)`,
+/// `$12` the expected version of the compare-and-swap form.
+fn save_sql(table: &str, expected: Option<i64>) -> String {
+    let cols = columns();
+    let insert = format!(
+        "INSERT INTO {table} AS t (namespace, key, owner_key, version, fencing_token, tenant_id,
+           account_id, user_id, category, value, metadata, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5::bigint, $6, $7, $8, $9, $10, $11, now(), now())"
+    );
+    match expected {
+        Some(0) => format!("{insert} ON CONFLICT DO NOTHING RETURNING {cols}"),
+        Some(_) => format!(
+            "UPDATE {table} SET version = $4, fencing_token = $5::bigint, tenant_id = $6,
+               account_id = $7, user_id = $8, category = $9, value = $10, metadata = $11,
+               updated_at = now()
+             WHERE namespace = $1 AND key = $2 AND owner_key = $3 AND version = $12
+               AND version < $4 AND (fencing_token IS NULL OR $5::bigint >= fencing_token)
+             RETURNING {cols}"
+        ),
+        None => format!(
+            "{insert} ON CONFLICT (namespace, key, owner_key) DO UPDATE SET
+               version = excluded.version, fencing_token = excluded.fencing_token,
+               category = excluded.category, value = excluded.value,
+               metadata = excluded.metadata, updated_at = now()
+             WHERE t.version < excluded.version
+               AND (t.fencing_token IS NULL OR excluded.fencing_token >= t.fencing_token)
+             RETURNING {cols}"
+        ),
+    }
+}
+
+/// The bound values of a listing query, kept alive while its parameters borrow them.
+struct ListArgs {
+    prefix: Option<String>,
+    upper: Option<String>,
+    owner_key: String,
+    after: Option<Position>,
+    fetch: i64,
+}
+
+/// The `SELECT … WHERE … ORDER BY … LIMIT` of a listing, with its parameters.
+fn list_sql<'a>(table: &str, q: &'a ListCheckpoints, a: &'a ListArgs) -> (String, Params<'a>) {
+    let mut sql = format!("SELECT {} FROM {table} WHERE true", columns());
+    let mut p: Params = Vec::new();
+    let mut add = |p: &mut Params<'a>, v: &'a (dyn ToSql + Sync), clause: &str| {
+        p.push(v);
+        sql.push_str(&clause.replace('?', &format!("${}", p.len())));
+    };
+    if let Some(ns) = &q.namespace {
+        add(&mut p, ns, " AND namespace = ?");
+    }
+    if let Some(pre) = &a.prefix {
+        add(&mut p, pre, " AND key >= ?");
+    }
+    if let Some(u) = &a.upper {
+        add(&mut p, u, " AND key < ?");
+    }
+    if q.exact_owner {
+        add(&mut p, &a.owner_key, " AND owner_key = ?");
+    } else {
+        let members = [&q.owner.tenant_id, &q.owner.account_id, &q.owner.user_id];
+        for (column, m) in ["tenant_id", "account_id", "user_id"].iter().zip(members) {
+            if let Some(v) = m {
+                add(&mut p, v, &format!(" AND {column} = ?"));
+            }
+        }
+    }
+    if let Some(set) = &q.categories {
+        add(&mut p, set, " AND category = ANY(?::text[])");
+    }
+    let (cmp, dir) = match q.order {
+        Order::Asc => (">", "ASC"),
+        Order::Desc => ("<", "DESC"),
+    };
+    if let Some(pos) = &a.after {
+        p.push(&pos.namespace);
+        p.push(&pos.key);
+        p.push(&pos.owner_key);
+        let n = p.len();
+        sql.push_str(&format!(
+            " AND (namespace, key, owner_key) {cmp} (${}, ${}, ${n})",
+            n - 2,
+            n - 1
+        ));
+    }
+    p.push(&a.fetch);
+    sql.push_str(&format!(
+        " ORDER BY namespace {dir}, key {dir}, owner_key {dir} LIMIT ${}",
+        p.len()
+    ));
+    (sql, p)
+}
+
 impl PostgresCheckpointStore {
     /// [`Self::query`] of a statement that selects at most one row (by primary key).
     async fn query_opt(&self, sql: &str, params: &Params<'_>) -> Result<Option<Row>> {
@@ -380,19 +474,13 @@ impl PostgresCheckpointStore {
         if bytes > VALUE_BYTES_HARD {
             return Err(value_too_large(bytes, VALUE_BYTES_HARD));
         }
-        let t = &self.shared.table;
-        let cols = columns();
         let o = &req.owner;
         let okey = o.owner_key();
         let json = tokio_postgres::types::Json(&req.value);
         let meta = req.metadata.as_ref().map(tokio_postgres::types::Json);
         let (version, fence) = (to_i64(req.version), req.fencing_token.map(to_i64));
-        let insert = format!(
-            "INSERT INTO {t} AS t (namespace, key, owner_key, version, fencing_token, tenant_id,
-               account_id, user_id, category, value, metadata, created_at, updated_at)
-             VALUES ($1, $2, $3, $4, $5::bigint, $6, $7, $8, $9, $10, $11, now(), now())"
-        );
-        let all: Params = vec![
+        let expected = req.expected_version.map(to_i64);
+        let row: [&(dyn ToSql + Sync); 12] = [
             &req.namespace,
             &req.key,
             &okey,
@@ -404,47 +492,15 @@ impl PostgresCheckpointStore {
             &req.category,
             &json,
             &meta,
+            &expected,
         ];
-        let row = match req.expected_version.map(to_i64) {
-            Some(0) => {
-                let sql = format!("{insert} ON CONFLICT DO NOTHING RETURNING {cols}");
-                self.query_opt(&sql, &all).await?
-            }
-            Some(expected) => {
-                let sql = format!(
-                    "UPDATE {t} SET version = $4, fencing_token = $5::bigint, category = $6,
-                       value = $7, metadata = $8, updated_at = now()
-                     WHERE namespace = $1 AND key = $2 AND owner_key = $3 AND version = $9
-                       AND version < $4 AND (fencing_token IS NULL OR $5::bigint >= fencing_token)
-                     RETURNING {cols}"
-                );
-                let p: Params = vec![
-                    &req.namespace,
-                    &req.key,
-                    &okey,
-                    &version,
-                    &fence,
-                    &req.category,
-                    &json,
-                    &meta,
-                    &expected,
-                ];
-                self.query_opt(&sql, &p).await?
-            }
-            None => {
-                let sql = format!(
-                    "{insert} ON CONFLICT (namespace, key, owner_key) DO UPDATE SET
-                       version = excluded.version, fencing_token = excluded.fencing_token,
-                       category = excluded.category, value = excluded.value,
-                       metadata = excluded.metadata, updated_at = now()
-                     WHERE t.version < excluded.version
-                       AND (t.fencing_token IS NULL OR excluded.fencing_token >= t.fencing_token)
-                     RETURNING {cols}"
-                );
-                self.query_opt(&sql, &all).await?
-            }
-        };
-        match row {
+        // Only the compare-and-swap form names `$12`.
+        let cas = matches!(expected, Some(e) if e > 0);
+        let p: Params = row[..if cas { 12 } else { 11 }].to_vec();
+        match self
+            .query_opt(&save_sql(&self.shared.table, expected), &p)
+            .await?
+        {
             Some(r) => to_checkpoint(&r).map(|(cp, _)| cp),
             None => {
                 let key = CheckpointKey::new(&req.namespace, &req.key, &req.owner);
@@ -474,68 +530,16 @@ impl PostgresCheckpointStore {
 
     async fn list_impl(&self, q: ListCheckpoints) -> Result<Page<Checkpoint>> {
         q.validate()?;
-        let after = cursor::after(&q)?;
         let limit = q.page_size(PAGE_SIZE_SQL);
-        let fetch = i64::from(limit) + 1;
-        let mut sql = format!("SELECT {} FROM {} WHERE true", columns(), self.shared.table);
         let prefix = q.key_prefix.clone().filter(|p| !p.is_empty());
-        let upper = prefix.as_deref().and_then(cursor::prefix_upper_bound);
-        let owner_key = q.owner.owner_key();
-        let mut p: Params = Vec::new();
-        let add = |sql: &mut String, p: &mut Params<'_>, clause: &str| {
-            sql.push_str(&clause.replace('?', &format!("${}", p.len())));
+        let args = ListArgs {
+            upper: prefix.as_deref().and_then(cursor::prefix_upper_bound),
+            prefix,
+            owner_key: q.owner.owner_key(),
+            after: cursor::after(&q)?,
+            fetch: i64::from(limit) + 1,
         };
-        if let Some(ns) = &q.namespace {
-            p.push(ns);
-            add(&mut sql, &mut p, " AND namespace = ?");
-        }
-        if let Some(pre) = &prefix {
-            p.push(pre);
-            add(&mut sql, &mut p, " AND key >= ?");
-        }
-        if let Some(u) = &upper {
-            p.push(u);
-            add(&mut sql, &mut p, " AND key < ?");
-        }
-        if q.exact_owner {
-            p.push(&owner_key);
-            add(&mut sql, &mut p, " AND owner_key = ?");
-        } else {
-            for (column, m) in ["tenant_id", "account_id", "user_id"].iter().zip([
-                &q.owner.tenant_id,
-                &q.owner.account_id,
-                &q.owner.user_id,
-            ]) {
-                if let Some(v) = m {
-                    p.push(v);
-                    add(&mut sql, &mut p, &format!(" AND {column} = ?"));
-                }
-            }
-        }
-        if let Some(set) = &q.categories {
-            p.push(set);
-            add(&mut sql, &mut p, " AND category = ANY(?::text[])");
-        }
-        let (cmp, dir) = match q.order {
-            Order::Asc => (">", "ASC"),
-            Order::Desc => ("<", "DESC"),
-        };
-        if let Some(a) = &after {
-            p.push(&a.namespace);
-            p.push(&a.key);
-            p.push(&a.owner_key);
-            let n = p.len();
-            sql.push_str(&format!(
-                " AND (namespace, key, owner_key) {cmp} (${}, ${}, ${n})",
-                n - 2,
-                n - 1
-            ));
-        }
-        p.push(&fetch);
-        sql.push_str(&format!(
-            " ORDER BY namespace {dir}, key {dir}, owner_key {dir} LIMIT ${}",
-            p.len()
-        ));
+        let (sql, p) = list_sql(&self.shared.table, &q, &args);
         let rows = self.query(&sql, &p).await?;
         let mut items = Vec::with_capacity(rows.len().min(limit as usize));
         let mut last = None;

@@ -5,6 +5,7 @@
 use super::*;
 use crate::store::{BoxFuture, MemoryLimits, MemoryStore, Page};
 use serde_json::json;
+use std::sync::atomic::AtomicBool;
 
 struct MemStore {
     inner: MemoryStore,
