@@ -402,8 +402,11 @@ mod tests {
         crate::store::conformance::run(&store).await;
     }
 
+    /// What a canned host was asked.
+    type Log = Arc<Mutex<Vec<(HostOp, String)>>>;
+
     /// A host that answers canned envelopes and logs what it was asked.
-    struct Canned(Mutex<Vec<String>>, Arc<Mutex<Vec<(HostOp, String)>>>);
+    struct Canned(Mutex<Vec<String>>, Log);
 
     impl HostCaller for Canned {
         fn call(&self, op: HostOp, request: String) -> BoxFuture<'_, Result<String>> {
@@ -413,12 +416,7 @@ mod tests {
         }
     }
 
-    fn canned_log(
-        answers: &[&str],
-    ) -> (
-        HostCheckpointStore<Canned>,
-        Arc<Mutex<Vec<(HostOp, String)>>>,
-    ) {
+    fn canned_log(answers: &[&str]) -> (HostCheckpointStore<Canned>, Log) {
         let log = Arc::new(Mutex::new(Vec::new()));
         let answers = answers.iter().rev().map(|s| s.to_string()).collect();
         (

@@ -1007,10 +1007,7 @@ async fn decision_events_have_the_reference_shape() {
             "userId"
         ]
     );
-    assert_eq!(
-        time::parse_iso(attached["timestamp"].as_str().unwrap()).is_some(),
-        true
-    );
+    assert!(time::parse_iso(attached["timestamp"].as_str().unwrap()).is_some());
     let approved = svc
         .call(
             "approve",
