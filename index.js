@@ -27,6 +27,7 @@ module.exports = {
 
   // HTTP adapter
   ...require('./js/http.js'),
+  ...require('./js/node-listener.js'),
 
   // language intelligence
   ...require('./js/lsp.js'),

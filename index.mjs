@@ -25,6 +25,8 @@ export const { createMemoryCheckpointStore, createSqlitePersistence, createPostg
 
 // artifact review service
 export const {
+  ARTIFACT_CHECKPOINT_NAMESPACE,
+  artifactCheckpointKey,
   createArtifactService,
   createSecretRedactor,
   resolveArtifactLimits,

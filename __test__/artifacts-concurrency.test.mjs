@@ -44,7 +44,7 @@ for (const kind of storeKinds()) {
       assert.equal(mine[0].state, v % 4 === 0 ? 'rejected' : 'approved')
     }
     assert.equal(rec.lastValidatedVersion, REVIEWERS - 1, 'the highest approved version')
-    const cp = await store.loadCheckpoint({ namespace: 'prism.artifact', key: 'thread-1:a', ownership })
+    const cp = await store.loadCheckpoint({ namespace: 'prism.artifact', key: 'thread-1:a', ...ownership })
     assert.equal(cp.version, REVIEWERS + REVIEWERS, 'one save per attach/revise and per decision: no lost or extra writes')
     t.diagnostic(`conflicts retried: ${conflicts}`)
   })

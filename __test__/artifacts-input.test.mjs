@@ -57,6 +57,7 @@ const FIELD_BAD = () =>
 const typed = (e) => (e instanceof ArtifactError || e instanceof TypeError || e instanceof RangeError) && typeof e.code === 'string' && e.code !== 'ERR_PRISM_INTERNAL'
 
 const doc = { uri: 'https://blob.example/doc', mime: 'text/markdown', hash: 'sha256:aaa' }
+const TOKEN = { artifactId: 'a', threadId: 't', version: 1, ...ownership, issuedAt: '2026-01-01T00:00:00.000Z', expiresAt: '2999-01-01T00:00:00.000Z' }
 const ref = { ownership, threadId: 'thread-1', artifactId: 'a' }
 const GOOD = {
   attach: { ownership, threadId: 'thread-1', id: 'b', ...doc },
@@ -70,10 +71,10 @@ const GOOD = {
   deliveryLink: ref,
 }
 const OPTIONAL = {
-  attach: ['size', 'title', 'kind', 'note', 'preview', 'citations', 'producer', 'identity'],
+  attach: ['size', 'title', 'kind', 'changeNote', 'preview', 'citations', 'producerRunId', 'identity'],
   list: ['limit', 'cursor', 'identity'],
   get: ['identity'],
-  revise: ['mime', 'size', 'title', 'note', 'preview', 'citations', 'producer', 'identity'],
+  revise: ['mime', 'size', 'title', 'changeNote', 'preview', 'citations', 'producerRunId', 'identity'],
   compare: ['identity'],
   approve: ['note', 'identity'],
   reject: ['note', 'identity'],
@@ -145,32 +146,34 @@ test('limits: defaults and hard caps; outside 1..hard is a RangeError at constru
     revisionsPerArtifact: 32,
     recordBytes: 8192,
     previewBytes: 16384,
-    citationsPerRevision: 32,
+    citations: 32,
     citationBytes: 2048,
     mimeBytes: 128,
     hashBytes: 256,
     uriBytes: 2048,
     noteBytes: 1024,
     titleBytes: 256,
-    listPageSize: 50,
-    deliveryTtlSeconds: 300,
-    deliveryTokenBytes: 4096,
+    listPageLimit: 50,
+    deliveryLinkTtlSeconds: 300,
+    deliveryLinkTokenBytes: 4096,
+    maxRequestBytes: 65536,
   })
   const hard = {
     artifactsPerThread: 256,
     revisionsPerArtifact: 128,
     recordBytes: 65536,
     previewBytes: 65536,
-    citationsPerRevision: 128,
+    citations: 128,
     citationBytes: 8192,
     mimeBytes: 512,
     hashBytes: 1024,
     uriBytes: 8192,
     noteBytes: 8192,
     titleBytes: 2048,
-    listPageSize: 200,
-    deliveryTtlSeconds: 86400,
-    deliveryTokenBytes: 16384,
+    listPageLimit: 200,
+    deliveryLinkTtlSeconds: 86400,
+    deliveryLinkTokenBytes: 16384,
+    maxRequestBytes: 1048576,
   }
   assert.deepEqual(resolveArtifactLimits(hard), hard)
   const store = createMemoryCheckpointStore()
@@ -187,6 +190,9 @@ test('limits: defaults and hard caps; outside 1..hard is a RangeError at constru
     assert.throws(() => resolveArtifactLimits({ [name]: '5' }), TypeError)
   }
   assert.throws(() => resolveArtifactLimits({ nope: 1 }), TypeError)
+  for (const earlier of ['citationsPerRevision', 'listPageSize', 'deliveryTtlSeconds', 'deliveryTokenBytes']) {
+    assert.throws(() => resolveArtifactLimits({ [earlier]: 1 }), TypeError, `${earlier} is not a limit name of the reference`)
+  }
   assert.throws(() => resolveArtifactLimits('x'), TypeError)
 })
 
@@ -195,7 +201,7 @@ test('every cap refuses with its reason and stores nothing', async () => {
   const svc = createArtifactService(store, {
     redactor: createSecretRedactor([]),
     linkSecret: LINK_SECRET,
-    limits: { artifactsPerThread: 2, revisionsPerArtifact: 2, citationsPerRevision: 2, recordBytes: 6000, deliveryTokenBytes: 200 },
+    limits: { artifactsPerThread: 2, revisionsPerArtifact: 2, citations: 2, recordBytes: 6000, deliveryLinkTokenBytes: 200 },
   })
   await svc.attach({ ownership, threadId: 'thread-1', id: 'a', ...doc })
   const before = JSON.stringify(await store.listCheckpoints({ namespace: 'prism.artifact' }))
@@ -204,7 +210,8 @@ test('every cap refuses with its reason and stores nothing', async () => {
     [{ mime: 'm'.repeat(129) }, 'mime_too_large'],
     [{ hash: 'h'.repeat(257) }, 'hash_too_large'],
     [{ uri: `https://x/${'u'.repeat(2048)}` }, 'uri_too_large'],
-    [{ note: 'n'.repeat(1025) }, 'note_too_large'],
+    [{ changeNote: 'n'.repeat(1025) }, 'note_too_large'],
+    [{ producerRunId: 'run 1' }, 'invalid_id'],
     [{ title: 't'.repeat(257) }, 'title_too_large'],
     [{ kind: 'k'.repeat(257) }, 'title_too_large'],
     [{ citations: [{ uri: 'https://a', title: 't'.repeat(257) }] }, 'title_too_large'],
@@ -233,20 +240,21 @@ test('pure functions: wrong types, huge, deep, cyclic and __proto__ inputs are t
     if (!Array.isArray(bad) || bad.length) assert.throws(() => citationBindingDigest(bad), typed, `digest ${t}`)
     assert.throws(() => approvalEvidenceIntact(bad), typed, `intact ${t}`)
     if (bad !== undefined && !(Array.isArray(bad) && bad.length === 0)) assert.throws(() => createSecretRedactor(bad), typed, `redactor ${t}`)
+    // Any string is key material (as the reference's); other types are TypeErrors.
+    if (bad !== undefined && (typeof bad !== 'string' || bad === '')) {
+      assert.throws(() => signArtifactDeliveryLink(TOKEN, bad), typed)
+    }
     if (bad !== undefined) {
-      assert.throws(() => signArtifactDeliveryLink({ artifactId: 'a', threadId: 't', version: 1, ownership }, bad), typed)
       assert.throws(() => verifyArtifactDeliveryLink('a.b', bad), typed)
+      assert.throws(() => verifyArtifactDeliveryLink('a.b', LINK_SECRET, bad), typed, `maxBytes ${typeof bad}`)
+      assert.throws(() => verifyArtifactDeliveryLink('a.b', LINK_SECRET, undefined, bad), typed, `now ${typeof bad}`)
     }
   }
   for (const bad of FIELD_BAD()) {
     if (bad !== undefined) assert.throws(() => resolveArtifactLimits(bad), typed, `limits ${typeof bad}`)
-    if (bad !== undefined) {
-      assert.throws(() => signArtifactDeliveryLink({ artifactId: 'a', threadId: 't', version: 1, ownership }, LINK_SECRET, bad), typed, `options ${typeof bad}`)
-    }
   }
-  const input = { artifactId: 'a', threadId: 't', version: 1, ownership }
-  for (const [field, bad] of [['artifactId', 'a:b'], ['version', 0], ['version', NaN], ['ownership', {}], ['ttlSeconds', 301], ['extra', 1]]) {
-    assert.throws(() => signArtifactDeliveryLink({ ...input, [field]: bad }, LINK_SECRET), (e) => e instanceof ArtifactError, field)
+  for (const [field, bad] of [['artifactId', 5], ['threadId', undefined], ['version', 1.5], ['version', '1'], ['issuedAt', 0], ['expiresAt', null]]) {
+    assert.throws(() => signArtifactDeliveryLink({ ...TOKEN, [field]: bad }, LINK_SECRET), TypeError, field)
   }
   assert.throws(() => checkCitationIntegrity({ citations: [], snapshots: [], extra: 1 }), isReason('invalid_input'))
   assert.throws(() => checkCitationIntegrity({ citations: [{ uri: 'file:///x' }], snapshots: [] }), isReason('unsafe_uri'))

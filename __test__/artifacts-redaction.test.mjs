@@ -56,13 +56,13 @@ for (const kind of storeKinds()) {
           mime: 'text/markdown',
           hash: 'sha256:aaa',
           title: `Report ${SECRETS[2]}`,
-          note: `token ${SECRETS[0]} and ${SECRETS[1]}`,
+          changeNote: `token ${SECRETS[0]} and ${SECRETS[1]}`,
           preview: { [SECRETS[0]]: [SECRETS[1], { deep: { deeper: SECRETS[2] } }], count: 3 },
           citations: [{ uri: 'https://src.example/1', excerpt: `quoted ${SECRETS[1]}`, sourceId: 's1' }],
-          producer: { runId: `run-${SECRETS[0]}` },
+          kind: `run-${SECRETS[0]}`,
         }),
       )
-      results.push(await svc.revise({ ...ref, uri: 'https://blob.example/v2', hash: 'sha256:bbb', note: SECRETS[2] }))
+      results.push(await svc.revise({ ...ref, uri: 'https://blob.example/v2', hash: 'sha256:bbb', changeNote: SECRETS[2] }))
       results.push(await svc.approve({ ...ref, version: 2, reviewer: `user:${SECRETS[1]}`, note: `ok ${SECRETS[0]}` }))
       results.push(await svc.reject({ ...ref, version: 1, identity: identity(), note: SECRETS[1] }))
       results.push(await svc.get(ref))

@@ -35,7 +35,7 @@ for (const kind of storeKinds()) {
     assert.equal('lastValidatedVersion' in rec, false, 'optional fields are absent, never null')
     const again = await svc.attach({ ownership, threadId: 'thread-1', id: 'art_1', uri: 'https://other', mime: 'text/plain', hash: 'h2' })
     assert.deepEqual(again, rec)
-    const cp = await store.loadCheckpoint({ namespace: 'prism.artifact', key: 'thread-1:art_1', ownership })
+    const cp = await store.loadCheckpoint({ namespace: 'prism.artifact', key: 'thread-1:art_1', ...ownership })
     assert.equal(cp.version, 1, 'the second attach did not write')
     assert.deepEqual(cp.value, rec)
     const generated = await svc.attach({ ownership, threadId: 'thread-1', ...base })
@@ -47,7 +47,7 @@ for (const kind of storeKinds()) {
     const { svc, close } = setup({ onDecision: (e) => events.push(e) })
     t.after(close)
     const all = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => svc.attach({ ownership, threadId: 'thread-1', id: 'same', ...base, note: `caller ${i}` })),
+      Array.from({ length: 8 }, (_, i) => svc.attach({ ownership, threadId: 'thread-1', id: 'same', ...base, changeNote: `caller ${i}` })),
     )
     for (const rec of all) assert.deepEqual(rec, all[0])
     assert.equal(events.filter((e) => e.type === 'artifact_attached').length, 1)
@@ -119,7 +119,7 @@ for (const kind of storeKinds()) {
     assert.equal(rec.state, 'rejected')
     assert.equal(rec.lastValidatedVersion, 2, 'reject never clears last-validated')
     assert.equal('evidenceDigest' in rec.approvals[2], false)
-    assert.deepEqual(artifactApprovalState(rec), { version: 3, state: 'rejected', lastValidatedVersion: 2, approval: rec.approvals[2] })
+    assert.equal(artifactApprovalState(rec), 'rejected')
     const lv = await svc.lastValidated(ref('a'))
     assert.equal(lv.version, 2)
     assert.equal(lv.uri, 'https://blob.example/doc-v2')
@@ -151,7 +151,7 @@ for (const kind of storeKinds()) {
     const { svc, store, close } = setup()
     t.after(close)
     await svc.attach({ ownership, threadId: 'thread-1', id: 'a', ...base })
-    const before = await store.loadCheckpoint({ namespace: 'prism.artifact', key: 'thread-1:a', ownership })
+    const before = await store.loadCheckpoint({ namespace: 'prism.artifact', key: 'thread-1:a', ...ownership })
     for (const bad of [
       identity({ verified: false }),
       identity({ expiresAt: '2001-01-01T00:00:00Z' }),
@@ -162,7 +162,7 @@ for (const kind of storeKinds()) {
     ]) {
       await assert.rejects(svc.approve({ ...ref('a'), identity: bad, version: 1 }), isReason('ownership'), JSON.stringify(bad))
     }
-    const after = await store.loadCheckpoint({ namespace: 'prism.artifact', key: 'thread-1:a', ownership })
+    const after = await store.loadCheckpoint({ namespace: 'prism.artifact', key: 'thread-1:a', ...ownership })
     assert.deepEqual(after, before)
     const ok = await svc.get({ ...ref('a'), identity: identity({ expiresAt: '2999-01-01T00:00:00Z' }) })
     assert.equal(ok.id, 'a')
@@ -172,7 +172,7 @@ for (const kind of storeKinds()) {
     const { svc, store, close } = setup()
     t.after(close)
     await svc.attach({ ownership, threadId: 'thread-1', id: 'a', ...base })
-    const before = await store.loadCheckpoint({ namespace: 'prism.artifact', key: 'thread-1:a', ownership })
+    const before = await store.loadCheckpoint({ namespace: 'prism.artifact', key: 'thread-1:a', ...ownership })
     const other = { ownership: { tenantId: 't1', userId: 'u2' }, threadId: 'thread-1', artifactId: 'a' }
     await assert.rejects(svc.get(other), isReason('not_found'))
     await assert.rejects(svc.revise({ ...other, uri: 'https://x', hash: 'h' }), isReason('not_found'))
@@ -182,8 +182,12 @@ for (const kind of storeKinds()) {
     await assert.rejects(svc.lastValidated(other), isReason('not_found'))
     await assert.rejects(svc.deliveryLink(other), isReason('not_found'))
     assert.deepEqual((await svc.list({ ownership: other.ownership, threadId: 'thread-1' })).items, [])
-    await assert.rejects(svc.attach({ ownership: other.ownership, threadId: 'thread-1', id: 'a', ...base }), isReason('invalid_id'))
-    assert.deepEqual(await store.loadCheckpoint({ namespace: 'prism.artifact', key: 'thread-1:a', ownership }), before)
+    assert.deepEqual(await store.loadCheckpoint({ namespace: 'prism.artifact', key: 'thread-1:a', ...ownership }), before)
+    // The same id under another owner is another key (stores scope keys by owner): its own
+    // record, ours untouched.
+    const theirs = await svc.attach({ ownership: other.ownership, threadId: 'thread-1', id: 'a', ...base, uri: 'https://theirs' })
+    assert.deepEqual([theirs.id, theirs.userId, theirs.revisions[0].uri], ['a', 'u2', 'https://theirs'])
+    assert.deepEqual(await store.loadCheckpoint({ namespace: 'prism.artifact', key: 'thread-1:a', ...ownership }), before)
   })
 
   test(`[${kind.name}] local filesystem references are unsafe_uri in uri and citations`, async (t) => {
@@ -199,7 +203,7 @@ for (const kind of storeKinds()) {
   })
 
   test(`[${kind.name}] list is thread- and owner-scoped, paged by the page cap`, async (t) => {
-    const { svc, close } = setup({ limits: { listPageSize: 2 } })
+    const { svc, close } = setup({ limits: { listPageLimit: 2 } })
     t.after(close)
     for (const id of ['c', 'a', 'b']) await svc.attach({ ownership, threadId: 'thread-1', id, ...base })
     await svc.attach({ ownership, threadId: 'thread-10', id: 'z', ...base })
@@ -222,13 +226,16 @@ for (const kind of storeKinds()) {
     await svc.approve({ ...ref('a'), version: 1, reviewer: 'user:r' })
     d = await svc.deliveryLink(ref('a'))
     assert.equal(d.token.version, 1, 'last validated')
-    assert.deepEqual(Object.keys(d.token), ['artifactId', 'threadId', 'version', 'ownership', 'issuedAt', 'expiresAt'])
+    assert.deepEqual(Object.keys(d.token), ['artifactId', 'threadId', 'version', 'tenantId', 'userId', 'issuedAt', 'expiresAt'])
+    assert.deepEqual(Object.keys(d), ['link', 'token'])
     assert.deepEqual(verifyArtifactDeliveryLink(d.link, LINK_SECRET), d.token)
     assert.equal(Date.parse(d.token.expiresAt) - Date.parse(d.token.issuedAt), 300_000)
-    assert.throws(() => verifyArtifactDeliveryLink(d.link, LINK_SECRET, { now: Date.parse(d.token.expiresAt) }), isReason('link_expired'))
+    assert.throws(() => verifyArtifactDeliveryLink(d.link, LINK_SECRET, undefined, Date.parse(d.token.expiresAt)), isReason('link_expired'))
     const short = await svc.deliveryLink({ ...ref('a'), version: 2, ttlSeconds: 60 })
     assert.equal(short.token.version, 2)
-    await assert.rejects(svc.deliveryLink({ ...ref('a'), ttlSeconds: 301 }), isReason('invalid_input'))
+    for (const ttlSeconds of [301, 0, 1.5, '60']) {
+      await assert.rejects(svc.deliveryLink({ ...ref('a'), ttlSeconds }), RangeError, `ttlSeconds ${ttlSeconds}`)
+    }
     await assert.rejects(svc.deliveryLink({ ...ref('a'), version: 9 }), isReason('not_found'))
   })
 
@@ -253,8 +260,10 @@ for (const kind of storeKinds()) {
     await svc.attach({ ownership, threadId: 'thread-1', id: 'a', ...base }) // idempotent: no event
     assert.deepEqual(events.map((e) => e.type), ['artifact_attached', 'artifact_revised', 'artifact_approved', 'artifact_rejected'])
     assert.equal(events[0].actor, 'user:alice-[REDACTED]')
-    assert.equal(events[2].actor, 'user:[REDACTED]')
+    assert.equal(events[2].reviewer, 'user:[REDACTED]')
     assert.equal(events[2].state, 'approved')
+    assert.deepEqual(Object.keys(events[0]), ['type', 'artifactId', 'threadId', 'version', 'actor', 'timestamp', 'tenantId', 'userId'])
+    assert.deepEqual(Object.keys(events[3]), ['type', 'artifactId', 'threadId', 'version', 'reviewer', 'timestamp', 'tenantId', 'userId', 'state'])
     assert.equal(events[3].version, 1)
     assert.ok(!JSON.stringify(events).includes('s3cr3t-token'))
     fail = true
@@ -280,7 +289,7 @@ for (const kind of storeKinds()) {
     await assert.rejects(svc.approve({ ...ref('a'), version: 1, reviewer: 'user:r', signal: aborted }), (e) => e.message === 'stop')
     assert.equal((await svc.get(ref('a'))).approvals.length, 0)
     await assert.rejects(svc.get({ ...ref('a'), signal: 'nope' }), isReason('invalid_input'))
-    const cp = await store.loadCheckpoint({ namespace: 'prism.artifact', key: 'thread-1:a', ownership })
+    const cp = await store.loadCheckpoint({ namespace: 'prism.artifact', key: 'thread-1:a', ...ownership })
     assert.equal(cp.version, 1)
   })
 }

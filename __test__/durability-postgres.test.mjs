@@ -99,7 +99,7 @@ async function verify(schema, order, results) {
       assert.equal(rec.lastValidatedVersion, highest, `${artifactId}: lastValidatedVersion is the highest approved version`)
       // One checkpoint write per revision and per decision: a decision whose outcome was
       // unknown (connection dropped) was checked, not written a second time.
-      const cp = await p.checkpoints.loadCheckpoint({ namespace: 'prism.artifact', key: `${THREAD}:${artifactId}`, ownership })
+      const cp = await p.checkpoints.loadCheckpoint({ namespace: 'prism.artifact', key: `${THREAD}:${artifactId}`, ...ownership })
       assert.equal(cp.version, REVISIONS + REVISIONS)
     }
   } finally {

@@ -91,7 +91,7 @@ test('four processes approving concurrently in one SQLite file: every resolved a
     assert.equal(rec.lastValidatedVersion, highest, `${artifactId}: lastValidatedVersion is the highest approved version`)
     assert.equal((await svc.lastValidated({ ownership, threadId: THREAD, artifactId })).version, highest)
     // One checkpoint write per revision and per decision: no lost and no duplicated save.
-    const cp = await p.checkpoints.loadCheckpoint({ namespace: 'prism.artifact', key: `${THREAD}:${artifactId}`, ownership })
+    const cp = await p.checkpoints.loadCheckpoint({ namespace: 'prism.artifact', key: `${THREAD}:${artifactId}`, ...ownership })
     assert.equal(cp.version, REVISIONS + REVISIONS)
   }
   await p.close()

@@ -47,12 +47,9 @@ export function prng(seed) {
 // Delivery links: signed with the package's own signer, so the handler's verifier (the
 // package's verifyArtifactDeliveryLink) accepts exactly what the service issues.
 
-/** Sign a link for `token` ({ artifactId, threadId, version, ownership, issuedAt, expiresAt }). */
+/** Sign exactly `token` ({ artifactId, threadId, version, tenantId?, accountId?, userId?, issuedAt, expiresAt }). */
 export function signLink(token, secret) {
-  const now = Date.parse(token.issuedAt)
-  const ttlSeconds = Math.max(1, Math.round((Date.parse(token.expiresAt) - now) / 1000))
-  const { artifactId, threadId, version, ownership } = token
-  return prism.signArtifactDeliveryLink({ artifactId, threadId, version, ownership, ttlSeconds }, secret, { now }).link
+  return prism.signArtifactDeliveryLink(token, secret)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -223,7 +220,7 @@ export function createFakeService({ linkSecret, maxArtifacts = 64, maxRevisions 
       const version = input.version ?? record.lastValidatedVersion ?? record.revisions.at(-1).version
       const issuedAt = new Date().toISOString()
       const expiresAt = new Date(Date.now() + (input.ttlSeconds ?? 300) * 1000).toISOString()
-      const token = { artifactId: record.id, threadId: record.threadId, version, ownership: input.ownership, issuedAt, expiresAt }
+      const token = { artifactId: record.id, threadId: record.threadId, version, ...input.ownership, issuedAt, expiresAt }
       return { link: signLink(token, linkSecret), token }
     },
   })

@@ -54,7 +54,9 @@ describe('createArtifactHandler options', () => {
     assert.throws(() => createArtifactHandler({ ...base, limits: 5 }), /limits/)
     assert.throws(() => createArtifactHandler({ ...base, basePath: 5 }), TypeError)
     assert.throws(() => createArtifactHandler({ ...base, ownership: { tenantId: 't' } }), /options\.ownership is not a known option/)
-    assert.throws(() => createArtifactHandler({ ...base, limits: { recordBytes: 10 } }), /limits\.recordBytes/)
+    assert.throws(() => createArtifactHandler({ ...base, limits: { nope: 10 } }), /limits\.nope/)
+    // The handler takes the service's ArtifactLimits (it reads maxRequestBytes and deliveryLinkTokenBytes).
+    createArtifactHandler({ ...base, limits: { recordBytes: 10, maxRequestBytes: 100, deliveryLinkTokenBytes: 2048 } })
   })
   test('validates basePath: absolute, no query or fragment, not "/"', () => {
     for (const bad of ['', '/', 'prism', 'https://x/prism', '/prism?x=1', '/prism#x', '//prism', '/a/../b', '/a b']) {
@@ -161,18 +163,33 @@ for (const kind of KINDS) describe(`routes and statuses over node:http (${kind.n
   })
 
   test('ownership comes only from authorize: reserved body keys are 400 and ids come from the path', async () => {
-    for (const key of ['ownership', 'identity', 'threadId', 'artifactId']) {
+    for (const key of ['ownership', 'identity', 'signal']) {
       const r = await fetch(url('/thread-1/a1/approve'), json({ version: 2, [key]: key === 'ownership' ? OTHER : 'x' }))
       assert.equal(r.status, 400, key)
       const body = await r.json()
       assert.equal(body.error.code, 'invalid_input')
       assert.match(body.error.message, new RegExp(key))
     }
+    // A body may repeat the path's ids (the reference's clients send them); a different one is a 400.
+    for (const [key, value] of [['threadId', 'thread-2'], ['artifactId', 'a2']]) {
+      const r = await fetch(url('/thread-1/a1/approve'), json({ version: 2, [key]: value }))
+      assert.equal(r.status, 400, key)
+      assert.match((await r.json()).error.message, new RegExp(`body.${key} differs`))
+    }
+    calls.length = 0
+    let r = await fetch(url('/thread-1/a1/approve'), json({ version: 2, threadId: 'thread-1', artifactId: 'a1' }))
+    assert.equal(r.status, 200)
+    r = await fetch(url('/thread-1'), json({ threadId: 'thread-1', id: 'repeats', uri: 'https://blob.example/r', mime: 'text/plain', hash: 'h' }))
+    assert.equal(r.status, 201, 'an attach body repeating the path threadId')
+    r = await fetch(url('/thread-1'), json({ threadId: 'thread-9', id: 'differs', uri: 'https://blob.example/r', mime: 'text/plain', hash: 'h' }))
+    assert.equal(r.status, 400)
+    assert.deepEqual(calls.map((c) => c.threadId), ['thread-1', 'thread-1'], 'the service gets the path ids')
+    assert.deepEqual(calls.map((c) => c.artifactId), ['a1', undefined])
     calls.length = 0
     await fetch(url('/thread-1/a1'), { headers: { 'x-owner': 'other' } })
     assert.deepEqual(calls.at(-1).ownership, OTHER)
     const seen = authLog.at(-1)
-    assert.equal(seen.operation, 'get')
+    assert.equal(seen.operation, 'artifact.get', 'the reference\'s ArtifactOperation names')
     assert.equal(seen.threadId, 'thread-1')
     assert.equal(seen.artifactId, 'a1')
     assert.ok(seen.request instanceof Request)
@@ -186,7 +203,8 @@ for (const kind of KINDS) describe(`routes and statuses over node:http (${kind.n
       ['/thread-1/a1/approve', { method: 'POST', body: '"x"' }, 'invalid_input'],
       ['/thread-1/a1/approve', { method: 'POST', body: 'null' }, 'invalid_input'],
       ['/thread-1/a1/approve', { method: 'POST', body: Buffer.from([0x7b, 0xff, 0x7d]) }, 'invalid_json'],
-      ['/thread-1/a1/approve', json({ version: '2' }), 'invalid_input'],
+      ['/thread-1/a1/approve', json({ version: 'two' }), 'invalid_input'],
+      ['/thread-1/a1/approve', json({ version: '-2' }), 'invalid_input'],
       ['/thread-1/a1/approve', json({}), 'invalid_input'],
       ['/thread-1', json({ uri: 'https://x', mime: 'text/plain', hash: 5 }), 'invalid_input'],
       ['/thread-1/a1/delivery-link', json({ ttlSeconds: 'soon' }), 'invalid_input'],
@@ -295,7 +313,7 @@ for (const kind of KINDS) describe(`routes and statuses over node:http (${kind.n
       assert.equal((await r.json()).error.code, 'invalid_link')
     }
     // A payload naming another owner, re-signed by an attacker without the secret: 401.
-    const forged = Buffer.from(JSON.stringify({ ...token, ownership: OTHER })).toString('base64url')
+    const forged = Buffer.from(JSON.stringify({ ...token, ...OTHER })).toString('base64url')
     r = await fetch(url('/download?link=' + encodeURIComponent(`${forged}.${sig}`)))
     assert.equal(r.status, 401)
 
@@ -309,8 +327,8 @@ for (const kind of KINDS) describe(`routes and statuses over node:http (${kind.n
     r = await fetch(url('/download?link=' + encodeURIComponent(link)), { headers: { 'x-owner': 'other' } })
     assert.equal(r.status, 403, 'reauthorized against the token ownership')
     assert.equal(calls.length, 0, 'the artifact is not read for a foreign owner')
-    assert.equal(authLog[0].operation, 'download')
-    assert.deepEqual(authLog[0].deliveryToken.ownership, OWNER)
+    assert.equal(authLog[0].operation, 'artifact.download')
+    assert.deepEqual([authLog[0].deliveryToken.tenantId, authLog[0].deliveryToken.userId], [OWNER.tenantId, OWNER.userId])
     assert.equal(authLog[0].threadId, 'thread-1')
     assert.equal(authLog[0].artifactId, 'a1')
 
@@ -340,18 +358,42 @@ for (const kind of KINDS) describe(`routes and statuses over node:http (${kind.n
   })
 })
 
-test('download verifies links under the service\'s own deliveryTokenBytes cap', async () => {
-  const service = createRealService({ linkSecret, limits: { deliveryTokenBytes: 512 } })
-  const handler = createArtifactHandler({ service, authorize: () => ({ tenantId: 'tenant-1', userId: 'u'.repeat(250) }), linkSecret })
-  // Signed with the default 4 KiB cap, longer than this service's 512 bytes.
-  const { link } = prism.signArtifactDeliveryLink(
-    { artifactId: 'a1', threadId: 'thread-1', version: 1, ownership: { tenantId: 'tenant-1', userId: 'u'.repeat(250) } },
+test('download verifies links under the service\'s own deliveryLinkTokenBytes cap, or the handler\'s', async () => {
+  const owner = { tenantId: 'tenant-1', userId: 'u'.repeat(250) }
+  const service = createRealService({ linkSecret, limits: { deliveryLinkTokenBytes: 512 } })
+  const now = Date.now()
+  const link = prism.signArtifactDeliveryLink(
+    { artifactId: 'a1', threadId: 'thread-1', version: 1, ...owner, issuedAt: new Date(now).toISOString(), expiresAt: new Date(now + 60_000).toISOString() },
     linkSecret,
   )
   assert.ok(link.length > 512)
-  const r = await handler(new Request('http://h/prism/artifacts/download?link=' + encodeURIComponent(link)))
+  const request = () => new Request('http://h/prism/artifacts/download?link=' + encodeURIComponent(link))
+  const handler = createArtifactHandler({ service, authorize: () => owner, linkSecret })
+  let r = await handler(request())
   assert.equal(r.status, 400)
   assert.equal((await r.json()).error.code, 'link_too_large')
+  const roomy = createArtifactHandler({ service, authorize: () => owner, linkSecret, limits: { deliveryLinkTokenBytes: 1024 } })
+  r = await roomy(request())
+  assert.equal(r.status, 404, 'within the handler\'s own cap the link verifies (and names no artifact)')
+})
+
+test('a ttlSeconds over the cap is a RangeError from the service: 400', async () => {
+  const service = createRealService({ linkSecret })
+  const handler = createArtifactHandler({ service, authorize: () => OWNER, linkSecret })
+  const post = (path, body) => handler(new Request(`http://h/prism/artifacts${path}`, { method: 'POST', body: JSON.stringify(body) }))
+  assert.equal((await post('/t', { id: 'a', uri: 'https://x', mime: 'm', hash: 'h', size: '12', changeNote: 'n', producerRunId: 'run:1' })).status, 201)
+  await assert.rejects(service.deliveryLink({ ownership: OWNER, threadId: 't', artifactId: 'a', ttlSeconds: 999_999 }), RangeError)
+  const r = await post('/t/a/delivery-link', { ttlSeconds: 999_999 })
+  assert.equal(r.status, 400)
+  const body = await r.json()
+  assert.equal(body.error.code, 'invalid_input')
+  assert.match(body.error.message, /ttlSeconds/)
+  const ok = await post('/t/a/delivery-link', { ttlSeconds: '60', version: '1' })
+  assert.equal(ok.status, 200, 'numbers may come as decimal strings, as the reference reads them')
+  const { token } = await ok.json()
+  assert.equal(Date.parse(token.expiresAt) - Date.parse(token.issuedAt), 60_000)
+  const rec = await (await handler(new Request('http://h/prism/artifacts/t/a'))).json()
+  assert.deepEqual([rec.revisions[0].size, rec.revisions[0].changeNote, rec.revisions[0].producerRunId], [12, 'n', 'run:1'])
 })
 
 describe('body cap is enforced while streaming', () => {

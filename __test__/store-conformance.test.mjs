@@ -1,7 +1,8 @@
-// One conformance suite, run against every store: the memory store, a SQLite file, and a
-// plain-JavaScript host store seen through the native bridge (as the artifact service
-// sees it). CRUD, ownership filters, prefix listing and pagination with cursor stability,
-// compare-and-swap, and a forced two-writer interleaving.
+// One conformance suite for @arnilo/prism's CheckpointStore, run against every store: the
+// memory store, a SQLite file, PostgreSQL, and a plain-JavaScript host store seen through
+// the native bridge (as the artifact service sees it). Caller-assigned versions,
+// compare-and-swap, fencing, metadata, categories, owner-scoped keys, listing order and
+// keyset cursors, abort signals, a forced two-writer interleaving, and input errors.
 import { test, describe, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
@@ -11,7 +12,7 @@ import { join } from 'node:path'
 import * as prism from '../index.mjs'
 import { createMapStore } from './fixtures/map-store.mjs'
 
-const { createMemoryCheckpointStore, CheckpointConflictError, ArtifactError } = prism
+const { createMemoryCheckpointStore, CheckpointConflictError } = prism
 const require = createRequire(import.meta.url)
 const { toStoreHandle, wrapHandle } = require('../js/store.js')
 
@@ -25,13 +26,11 @@ after(async () => {
 const stores = {
   memory: () => createMemoryCheckpointStore(),
   'host (plain JS object through the native bridge)': () => wrapHandle(toStoreHandle(createMapStore())),
-}
-if (typeof prism.createSqlitePersistence === 'function') {
-  stores['sqlite file'] = () => {
+  'sqlite file': () => {
     const p = prism.createSqlitePersistence({ filename: join(dir, `conf-${Math.random().toString(36).slice(2)}.db`) })
     cleanups.push(() => p.close())
     return p.checkpoints
-  }
+  },
 }
 
 const postgresUrl = process.env.PRISM_TEST_POSTGRES_URL
@@ -43,8 +42,6 @@ if (postgresUrl) {
     return p.checkpoints
   }
   cleanups.push(() => dropSchema(postgresUrl, schema))
-} else {
-  test('conformance: postgresql', { skip: 'PRISM_TEST_POSTGRES_URL is not set' }, () => {})
 }
 
 /** Drop a test schema with psql (installed wherever the test server runs). */
@@ -61,17 +58,18 @@ const deep = (n) => {
   return v
 }
 const isConflict = (e) => e instanceof CheckpointConflictError && e.code === 'ERR_PRISM_CHECKPOINT_CONFLICT'
-const isInvalid = (e) => e instanceof ArtifactError && e.reason === 'invalid_input'
+const tag = (c) => `${c.key}@${c.tenantId ?? '-'}`
 
 async function listAll(store, query) {
   const keys = []
   let cursor
   for (;;) {
     const page = await store.listCheckpoints({ ...query, ...(cursor ? { cursor } : {}) })
-    if (query.limit) assert.ok(page.items.length <= query.limit)
-    keys.push(...page.items.map((c) => c.key))
+    if (query.limit) assert.ok(page.items.length <= Math.max(1, query.limit))
+    keys.push(...page.items.map(tag))
     if (page.nextCursor === undefined) break
     assert.equal(typeof page.nextCursor, 'string')
+    assert.ok(page.items.length > 0, 'a page with a cursor has items')
     cursor = page.nextCursor
   }
   return keys
@@ -79,127 +77,155 @@ async function listAll(store, query) {
 
 for (const [name, make] of Object.entries(stores)) {
   describe(`conformance: ${name}`, () => {
-    test('CRUD: create, load, replace, upsert, delete', async () => {
+    test('the store is a plain object whose four methods are own enumerable functions', () => {
+      const s = make()
+      for (const m of ['saveCheckpoint', 'loadCheckpoint', 'listCheckpoints', 'deleteCheckpoint']) {
+        assert.equal(typeof s[m], 'function')
+        assert.ok(Object.keys(s).includes(m), `${m} is own and enumerable`)
+      }
+    })
+
+    test('CRUD with caller-assigned versions, category and metadata', async () => {
       const s = make()
       const ns = 'crud'
       const value = { a: [1, 2.5, 'é😀'], z: null, b: { c: true } }
-      const c1 = await s.saveCheckpoint({ namespace: ns, key: 'k', ownership: A, category: 'artifact', value, expectedVersion: 0 })
-      assert.equal(c1.version, 1)
-      assert.equal(c1.namespace, ns)
-      assert.equal(c1.key, 'k')
-      assert.deepEqual(c1.ownership, A)
-      assert.equal(c1.category, 'artifact')
+      const metadata = { run: 'r1', n: 2 }
+      const c1 = await s.saveCheckpoint({ namespace: ns, key: 'k', ...A, version: 1, expectedVersion: 0, category: 'artifact', metadata, value })
+      assert.deepEqual(Object.keys(c1), ['namespace', 'key', 'version', 'value', 'category', 'tenantId', 'userId', 'createdAt', 'updatedAt', 'metadata'])
+      assert.deepEqual([c1.namespace, c1.key, c1.version, c1.category, c1.tenantId, c1.userId], [ns, 'k', 1, 'artifact', 't1', 'u1'])
       assert.deepEqual(c1.value, value)
+      assert.deepEqual(c1.metadata, metadata)
       if (name !== 'postgresql') assert.equal(JSON.stringify(c1.value), JSON.stringify(value), 'key order survives')
       assert.match(c1.createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
       assert.equal(c1.updatedAt, c1.createdAt)
-      assert.deepEqual(await s.loadCheckpoint({ namespace: ns, key: 'k', ownership: A }), c1)
+      assert.deepEqual(await s.loadCheckpoint({ namespace: ns, key: 'k', ...A }), c1)
 
-      const c2 = await s.saveCheckpoint({ namespace: ns, key: 'k', ownership: A, value: 'two', expectedVersion: 1 })
+      const c2 = await s.saveCheckpoint({ namespace: ns, key: 'k', ...A, version: 2, expectedVersion: 1, value: 'two' })
       assert.equal(c2.version, 2)
-      assert.equal('category' in c2, false, 'a save replaces the category; absent stays absent')
+      assert.equal('category' in c2 || 'metadata' in c2, false, 'a save replaces category and metadata; absent stays absent')
       assert.equal(c2.createdAt, c1.createdAt)
-      const c3 = await s.saveCheckpoint({ namespace: ns, key: 'k', ownership: A, value: 3 })
-      assert.equal(c3.version, 3)
-      assert.equal((await s.loadCheckpoint({ namespace: ns, key: 'k', ownership: A })).value, 3)
-      assert.equal(await s.loadCheckpoint({ namespace: ns, key: 'missing', ownership: A }), undefined)
-      assert.equal(await s.loadCheckpoint({ namespace: 'other', key: 'k', ownership: A }), undefined)
+      const c3 = await s.saveCheckpoint({ namespace: ns, key: 'k', ...A, version: 9, value: 3 })
+      assert.equal(c3.version, 9, 'versions may jump when no expectedVersion is given')
+      assert.equal((await s.loadCheckpoint({ namespace: ns, key: 'k', ...A })).value, 3)
+      assert.equal(await s.loadCheckpoint({ namespace: ns, key: 'missing', ...A }), null, 'a miss is null')
+      assert.equal(await s.loadCheckpoint({ namespace: 'other', key: 'k', ...A }), null)
 
-      assert.equal(await s.deleteCheckpoint({ namespace: ns, key: 'k', ownership: A, expectedVersion: 3 }), true)
-      assert.equal(await s.loadCheckpoint({ namespace: ns, key: 'k', ownership: A }), undefined)
-      assert.equal(await s.deleteCheckpoint({ namespace: ns, key: 'k', ownership: A }), false)
-      const again = await s.saveCheckpoint({ namespace: ns, key: 'k', ownership: A, value: null, expectedVersion: 0 })
-      assert.equal(again.version, 1)
+      assert.equal(await s.deleteCheckpoint({ namespace: ns, key: 'k', ...A }), true)
+      assert.equal(await s.loadCheckpoint({ namespace: ns, key: 'k', ...A }), null)
+      assert.equal(await s.deleteCheckpoint({ namespace: ns, key: 'k', ...A }), false)
+      const again = await s.saveCheckpoint({ namespace: ns, key: 'k', ...A, version: 1, value: null, expectedVersion: 0 })
       assert.equal(again.value, null)
+      // The unowned scope (no member at all) is a scope too.
+      const unowned = await s.saveCheckpoint({ namespace: ns, key: 'free', version: 1, value: 0 })
+      assert.equal('tenantId' in unowned, false)
+      assert.equal((await s.loadCheckpoint({ namespace: ns, key: 'free' })).version, 1)
     })
 
-    test('ownership: another owner cannot see, replace or delete', async () => {
+    test('versions must increase and a stored fencing token refuses lower or missing tokens', async () => {
+      const s = make()
+      const t = { namespace: 'fence', key: 'k', ...A }
+      assert.equal((await s.saveCheckpoint({ ...t, version: 3, fencingToken: 5, value: 3 })).fencingToken, 5)
+      for (const version of [1, 2, 3]) await assert.rejects(s.saveCheckpoint({ ...t, version, fencingToken: 5, value: 0 }), isConflict)
+      await assert.rejects(s.saveCheckpoint({ ...t, version: 3, expectedVersion: 3, fencingToken: 5, value: 0 }), isConflict)
+      await assert.rejects(s.saveCheckpoint({ ...t, version: 4, value: 0 }), isConflict, 'no token under a stored token')
+      await assert.rejects(s.saveCheckpoint({ ...t, version: 4, fencingToken: 4, value: 0 }), isConflict, 'a lower token')
+      assert.deepEqual(await s.loadCheckpoint(t).then((c) => [c.version, c.value, c.fencingToken]), [3, 3, 5])
+      assert.equal((await s.saveCheckpoint({ ...t, version: 4, fencingToken: 5, value: 4 })).fencingToken, 5)
+      assert.equal((await s.saveCheckpoint({ ...t, version: 5, fencingToken: 9, value: 5 })).fencingToken, 9)
+      await assert.rejects(s.saveCheckpoint({ ...t, version: 6, fencingToken: 5, value: 6 }), isConflict)
+      assert.equal((await s.loadCheckpoint(t)).version, 5)
+    })
+
+    test('keys are scoped by owner: another owner has its own, empty slot', async () => {
       const s = make()
       const ns = 'own'
-      await s.saveCheckpoint({ namespace: ns, key: 'k', ownership: A, value: 'mine' })
-      for (const other of [B, { tenantId: 't1' }, { tenantId: 't1', userId: 'u1', accountId: 'x' }]) {
-        assert.equal(await s.loadCheckpoint({ namespace: ns, key: 'k', ownership: other }), undefined)
-        await assert.rejects(s.saveCheckpoint({ namespace: ns, key: 'k', ownership: other, value: 'x' }), isConflict)
-        await assert.rejects(s.saveCheckpoint({ namespace: ns, key: 'k', ownership: other, value: 'x', expectedVersion: 1 }), isConflict)
-        await assert.rejects(s.deleteCheckpoint({ namespace: ns, key: 'k', ownership: other }), isConflict)
-        const page = await s.listCheckpoints({ namespace: ns, ownership: other })
-        assert.deepEqual(page.items, [])
+      await s.saveCheckpoint({ namespace: ns, key: 'k', ...A, version: 1, value: 'mine' })
+      for (const [i, other] of [B, { tenantId: 't1' }, { ...A, accountId: 'x' }, {}].entries()) {
+        assert.equal(await s.loadCheckpoint({ namespace: ns, key: 'k', ...other }), null)
+        assert.equal(await s.deleteCheckpoint({ namespace: ns, key: 'k', ...other }), false)
+        await assert.rejects(s.saveCheckpoint({ namespace: ns, key: 'k', ...other, version: 2, expectedVersion: 1, value: 'x' }), isConflict)
+        const theirs = await s.saveCheckpoint({ namespace: ns, key: 'k', ...other, version: 1, expectedVersion: 0, value: i })
+        assert.equal(theirs.version, 1)
       }
-      const cp = await s.loadCheckpoint({ namespace: ns, key: 'k', ownership: A })
-      assert.equal(cp.value, 'mine')
-      assert.equal(cp.version, 1)
+      const cp = await s.loadCheckpoint({ namespace: ns, key: 'k', ...A })
+      assert.deepEqual([cp.value, cp.version], ['mine', 1])
+      assert.equal((await s.loadCheckpoint({ namespace: ns, key: 'k', ...B })).value, 0)
     })
 
-    test('listing: prefix, ownership filter, pagination in key order', async () => {
+    test('listing: filters, (namespace, key, owner) order both ways, pages of every size', async () => {
       const s = make()
-      const ns = 'list'
+      const ns = `list-${Math.random().toString(36).slice(2, 8)}`
       const keys = ['t:1', 't:2', 't:3', 't:10', 'u:1', 't', 't:é', 's:9']
       for (const [i, key] of keys.entries()) {
-        await s.saveCheckpoint({ namespace: ns, key, ownership: i % 2 === 0 ? A : B, value: i })
+        await s.saveCheckpoint({ namespace: ns, key, ...(i % 2 === 0 ? A : B), version: 1, value: i, category: i < 4 ? 'x' : 'y' })
       }
-      await s.saveCheckpoint({ namespace: `${ns}-other`, key: 't:1', ownership: A, value: 0 })
-      const sorted = [...keys].sort()
+      await s.saveCheckpoint({ namespace: ns, key: 't:2', ...A, version: 1, value: 'a' })
+      await s.saveCheckpoint({ namespace: `${ns}-other`, key: 't:1', ...A, version: 1, value: 0 })
+      const all = ['s:9@t2', 't@t2', 't:1@t1', 't:10@t2', 't:2@t1', 't:2@t2', 't:3@t1', 't:é@t1', 'u:1@t1']
       for (const limit of [1, 2, 3, 100, undefined]) {
         const q = limit === undefined ? {} : { limit }
-        assert.deepEqual(await listAll(s, { namespace: ns, ...q }), sorted)
-        assert.deepEqual(await listAll(s, { namespace: ns, prefix: 't:', ...q }), ['t:1', 't:10', 't:2', 't:3', 't:é'])
-        assert.deepEqual(await listAll(s, { namespace: ns, prefix: 't:', ownership: A, ...q }), ['t:1', 't:3', 't:é'])
-        assert.deepEqual(await listAll(s, { namespace: ns, ownership: B, ...q }), ['s:9', 't', 't:10', 't:2'])
+        assert.deepEqual(await listAll(s, { namespace: ns, ...q }), all)
+        assert.deepEqual(await listAll(s, { namespace: ns, order: 'desc', ...q }), [...all].reverse())
+        assert.deepEqual(await listAll(s, { namespace: ns, keyPrefix: 't:', ...q }), ['t:1@t1', 't:10@t2', 't:2@t1', 't:2@t2', 't:3@t1', 't:é@t1'])
+        assert.deepEqual(await listAll(s, { namespace: ns, keyPrefix: 't:', ...A, ...q }), ['t:1@t1', 't:2@t1', 't:3@t1', 't:é@t1'])
+        assert.deepEqual(await listAll(s, { namespace: ns, ...B, ...q }), ['s:9@t2', 't@t2', 't:10@t2', 't:2@t2'])
       }
-      assert.deepEqual(await listAll(s, { namespace: ns, prefix: 'zz' }), [])
-      const page = await s.listCheckpoints({ namespace: ns, prefix: 't:', limit: 5 })
-      assert.equal(page.items.length, 5)
+      assert.deepEqual(await listAll(s, { namespace: ns, keyPrefix: 't:1', tenantId: 't1' }), ['t:1@t1'], 'absent members match anything')
+      assert.deepEqual(await listAll(s, { namespace: ns, category: 'y' }), ['s:9@t2', 't@t2', 't:é@t1', 'u:1@t1'])
+      assert.equal((await listAll(s, { namespace: ns, category: ['x', 'y'] })).length, 8)
+      assert.deepEqual(await listAll(s, { namespace: ns, category: [] }), [], 'an empty category set matches nothing')
+      assert.deepEqual(await listAll(s, { namespace: ns, keyPrefix: 'zz' }), [])
+      const across = await s.listCheckpoints({ keyPrefix: 't:1', ...A })
+      assert.deepEqual(
+        across.items.filter((c) => c.namespace.startsWith(ns)).map((c) => c.namespace),
+        [ns, `${ns}-other`],
+        'without a namespace every namespace is listed',
+      )
+      const page = await s.listCheckpoints({ namespace: ns, keyPrefix: 't:', limit: 6 })
+      assert.equal(page.items.length, 6)
       assert.equal('nextCursor' in page, false, 'no cursor when nothing follows')
-      const item = page.items[0]
-      assert.equal(item.namespace, ns)
-      assert.equal(item.version, 1)
-      assert.deepEqual(item.ownership, A)
+      assert.equal((await s.listCheckpoints({ namespace: ns, limit: 0 })).items.length, 1, 'a limit below 1 is 1')
+      assert.deepEqual(Object.keys(await s.listCheckpoints()), ['items'], 'no query lists everything')
     })
 
-    test('pagination: a cursor continues strictly after its key, whatever changed', async () => {
+    test('pagination: a cursor continues strictly after its position, whatever changed', async () => {
       const s = make()
       const ns = 'cursor'
-      for (const key of ['b', 'd', 'f', 'h']) await s.saveCheckpoint({ namespace: ns, key, ownership: A, value: key })
-      const p1 = await s.listCheckpoints({ namespace: ns, limit: 2 })
-      assert.deepEqual(p1.items.map((c) => c.key), ['b', 'd'])
-      assert.equal(typeof p1.nextCursor, 'string')
-      await s.saveCheckpoint({ namespace: ns, key: 'a', ownership: A, value: 0 })
-      await s.saveCheckpoint({ namespace: ns, key: 'c', ownership: A, value: 0 })
-      await s.saveCheckpoint({ namespace: ns, key: 'e', ownership: A, value: 0 })
-      await s.saveCheckpoint({ namespace: ns, key: 'f', ownership: A, value: 'f2' })
-      assert.equal(await s.deleteCheckpoint({ namespace: ns, key: 'b', ownership: A }), true)
-      const rest = await listAll(s, { namespace: ns, limit: 2, cursor: p1.nextCursor })
-      assert.deepEqual(rest, ['e', 'f', 'h'])
-      assert.deepEqual(await listAll(s, { namespace: ns, limit: 2, cursor: p1.nextCursor }), rest, 'same cursor, same continuation')
+      for (const key of ['b', 'd', 'f', 'h']) await s.saveCheckpoint({ namespace: ns, key, ...A, version: 1, value: key })
+      for (const [order, want] of [['asc', ['e@t1', 'f@t1', 'g@t1', 'h@t1']], ['desc', ['e@t1', 'd@t1', 'c@t1', 'b@t1', 'a@t1']]]) {
+        const p1 = await s.listCheckpoints({ namespace: ns, limit: 2, order })
+        const seen = p1.items[0].key
+        for (const key of ['a', 'c', 'e', 'g']) await s.saveCheckpoint({ namespace: ns, key, ...A, version: 1, value: 0 })
+        assert.equal(await s.deleteCheckpoint({ namespace: ns, key: seen, ...A }), true)
+        const rest = await listAll(s, { namespace: ns, limit: 2, order, cursor: p1.nextCursor })
+        assert.deepEqual(rest, want, order)
+        assert.deepEqual(await listAll(s, { namespace: ns, limit: 2, order, cursor: p1.nextCursor }), rest, 'same cursor, same continuation')
+        await s.saveCheckpoint({ namespace: ns, key: seen, ...A, version: 1, value: seen })
+        for (const key of ['a', 'c', 'e', 'g']) await s.deleteCheckpoint({ namespace: ns, key, ...A })
+      }
     })
 
-    test('compare-and-swap: create-only, replace-at-version, failures change nothing', async () => {
+    test('compare-and-swap: create-only, replace-at-version, failures change nothing, no lost increment', async () => {
       const s = make()
       const ns = 'cas'
-      const t = { namespace: ns, key: 'k', ownership: A }
-      await assert.rejects(s.saveCheckpoint({ ...t, value: 1, expectedVersion: 1 }), isConflict)
-      assert.equal(await s.loadCheckpoint(t), undefined, 'a failed CAS creates nothing')
-      await s.saveCheckpoint({ ...t, value: 1, expectedVersion: 0 })
-      await assert.rejects(s.saveCheckpoint({ ...t, value: 2, expectedVersion: 0 }), isConflict)
-      await assert.rejects(s.saveCheckpoint({ ...t, value: 2, expectedVersion: 2 }), isConflict)
-      await assert.rejects(s.deleteCheckpoint({ ...t, expectedVersion: 2 }), isConflict)
-      const cp = await s.loadCheckpoint(t)
-      assert.equal(cp.version, 1)
-      assert.equal(cp.value, 1)
-      await s.saveCheckpoint({ ...t, value: 2, expectedVersion: 1 })
-      await assert.rejects(s.saveCheckpoint({ ...t, value: 3, expectedVersion: 1 }), isConflict)
+      const t = { namespace: ns, key: 'k', ...A }
+      await assert.rejects(s.saveCheckpoint({ ...t, version: 2, value: 1, expectedVersion: 1 }), isConflict)
+      assert.equal(await s.loadCheckpoint(t), null, 'a failed CAS creates nothing')
+      await s.saveCheckpoint({ ...t, version: 1, value: 1, expectedVersion: 0 })
+      await assert.rejects(s.saveCheckpoint({ ...t, version: 2, value: 2, expectedVersion: 0 }), isConflict)
+      await assert.rejects(s.saveCheckpoint({ ...t, version: 3, value: 2, expectedVersion: 2 }), isConflict)
+      assert.deepEqual(await s.loadCheckpoint(t).then((c) => [c.version, c.value]), [1, 1])
 
-      // Concurrent read-modify-write with retry on conflict: no increment lost.
-      await s.saveCheckpoint({ namespace: ns, key: 'counter', ownership: A, value: 0, expectedVersion: 0 })
+      await s.saveCheckpoint({ namespace: ns, key: 'counter', ...A, version: 1, value: 0, expectedVersion: 0 })
       const workers = 8
       const per = 5
       await Promise.all(
         Array.from({ length: workers }, async () => {
           for (let i = 0; i < per; i++) {
             for (;;) {
-              const cur = await s.loadCheckpoint({ namespace: ns, key: 'counter', ownership: A })
+              const cur = await s.loadCheckpoint({ namespace: ns, key: 'counter', ...A })
               try {
-                await s.saveCheckpoint({ namespace: ns, key: 'counter', ownership: A, value: cur.value + 1, expectedVersion: cur.version })
+                await s.saveCheckpoint({ namespace: ns, key: 'counter', ...A, version: cur.version + 1, expectedVersion: cur.version, value: cur.value + 1 })
                 break
               } catch (e) {
                 if (!isConflict(e)) throw e
@@ -208,83 +234,83 @@ for (const [name, make] of Object.entries(stores)) {
           }
         }),
       )
-      const counter = await s.loadCheckpoint({ namespace: ns, key: 'counter', ownership: A })
-      assert.equal(counter.value, workers * per)
-      assert.equal(counter.version, workers * per + 1)
+      const counter = await s.loadCheckpoint({ namespace: ns, key: 'counter', ...A })
+      assert.deepEqual([counter.value, counter.version], [workers * per, workers * per + 1])
     })
 
-    test('two writers at the same version: exactly one wins, the other sees a conflict', async () => {
+    test('two writers that read the same version: exactly one wins, the other sees a conflict', async () => {
       const s = make()
-      const t = { namespace: 'race', key: 'k', ownership: A }
-      await s.saveCheckpoint({ ...t, value: 'v1' })
+      const t = { namespace: 'race', key: 'k', ...A }
+      await s.saveCheckpoint({ ...t, version: 1, value: 'v1' })
       for (let round = 0; round < 5; round++) {
         const [a, b] = await Promise.all([s.loadCheckpoint(t), s.loadCheckpoint(t)])
         assert.equal(a.version, b.version)
         const results = await Promise.allSettled([
-          s.saveCheckpoint({ ...t, value: ['a', round], expectedVersion: a.version }),
-          s.saveCheckpoint({ ...t, value: ['b', round], expectedVersion: b.version }),
+          s.saveCheckpoint({ ...t, version: a.version + 1, expectedVersion: a.version, value: ['a', round] }),
+          s.saveCheckpoint({ ...t, version: b.version + 1, expectedVersion: b.version, value: ['b', round] }),
         ])
         const won = results.filter((r) => r.status === 'fulfilled')
         const lost = results.filter((r) => r.status === 'rejected')
-        assert.equal(won.length, 1)
-        assert.equal(lost.length, 1)
+        assert.deepEqual([won.length, lost.length], [1, 1])
         assert.ok(isConflict(lost[0].reason), String(lost[0].reason))
-        assert.equal(won[0].value.version, a.version + 1)
         assert.deepEqual(await s.loadCheckpoint(t), won[0].value)
       }
       const creates = await Promise.allSettled([
-        s.saveCheckpoint({ ...t, key: 'new', value: 'a', expectedVersion: 0 }),
-        s.saveCheckpoint({ ...t, key: 'new', value: 'b', expectedVersion: 0 }),
+        s.saveCheckpoint({ ...t, key: 'new', version: 1, value: 'a', expectedVersion: 0 }),
+        s.saveCheckpoint({ ...t, key: 'new', version: 1, value: 'b', expectedVersion: 0 }),
       ])
       assert.equal(creates.filter((r) => r.status === 'fulfilled').length, 1)
       assert.ok(isConflict(creates.find((r) => r.status === 'rejected').reason))
     })
 
-    test('bad input of every wrong type is an ArtifactError(invalid_input) and changes nothing', async () => {
+    test('an aborted signal rejects with its reason and changes nothing', async () => {
+      const s = make()
+      const t = { namespace: 'abort', key: 'k', ...A }
+      const reason = new Error('stop')
+      const signal = AbortSignal.abort(reason)
+      await assert.rejects(s.saveCheckpoint({ ...t, version: 1, value: 1, signal }), (e) => e === reason)
+      await assert.rejects(s.loadCheckpoint({ ...t, signal }), (e) => e === reason)
+      await assert.rejects(s.listCheckpoints({ namespace: 'abort', signal }), (e) => e === reason)
+      await assert.rejects(s.deleteCheckpoint({ ...t, signal }), (e) => e === reason)
+      assert.equal(await s.loadCheckpoint(t), null)
+      const live = new AbortController().signal
+      assert.equal((await s.saveCheckpoint({ ...t, version: 1, value: 1, signal: live })).version, 1, 'a live signal is fine')
+    })
+
+    test('bad input: the reference conflicts, RangeError past a bound, TypeError for wrong types; nothing changes', async () => {
       const s = make()
       const ns = 'bad'
-      const ok = { namespace: ns, key: 'k', ownership: A, value: 1 }
+      const ok = { namespace: ns, key: 'k', ...A, version: 1, value: 1 }
       const cyclic = { a: 1 }
       cyclic.self = cyclic
-      const protoKey = JSON.parse('{"namespace":"bad","key":"k","ownership":{"tenantId":"t"},"value":1,"__proto__":{"x":1}}')
-      const badSaves = [
-        undefined, null, 42, 'text', [], true, () => 1, Symbol('s'), 10n,
-        { ...ok, namespace: undefined }, { ...ok, namespace: '' }, { ...ok, namespace: 5 }, { ...ok, namespace: 'x'.repeat(257) },
-        { ...ok, key: undefined }, { ...ok, key: '' }, { ...ok, key: null }, { ...ok, key: 'k'.repeat(1025) }, { ...ok, key: 'a\u0000b' },
-        { ...ok, ownership: undefined }, { ...ok, ownership: {} }, { ...ok, ownership: { tenantId: '' } }, { ...ok, ownership: 'me' },
-        { ...ok, ownership: { tenantId: 5 } }, { ...ok, ownership: { tenantId: 't', role: 'admin' } }, { ...ok, ownership: { tenantId: 'x'.repeat(513) } },
-        { ...ok, value: undefined }, { ...ok, value: cyclic }, { ...ok, value: 10n },
-        { ...ok, expectedVersion: -1 }, { ...ok, expectedVersion: 1.5 }, { ...ok, expectedVersion: '1' }, { ...ok, expectedVersion: NaN },
-        { ...ok, expectedVersion: 2 ** 60 }, { ...ok, category: 7 }, { ...ok, extra: true }, protoKey,
-        { ...ok, key: 'k'.repeat(10 * 1024 * 1024) }, { ...ok, value: deep(200) }, { ...ok, value: deep(100_000) },
-        { ...ok, ownership: JSON.parse('{"tenantId":"t","__proto__":{"admin":true}}') },
+      const conflicts = [
+        { ...ok, namespace: undefined }, { ...ok, namespace: '' }, { ...ok, key: undefined }, { ...ok, key: '' },
+        { ...ok, version: undefined }, { ...ok, version: 0 }, { ...ok, version: -1 }, { ...ok, version: 1.5 }, { ...ok, version: '1' },
+        { ...ok, version: 2 ** 60 }, { ...ok, value: undefined }, { ...ok, value: cyclic }, { ...ok, value: 10n },
+        { ...ok, expectedVersion: -1 }, { ...ok, expectedVersion: 1.5 }, { ...ok, fencingToken: '1' },
       ]
-      for (const input of badSaves) {
-        await assert.rejects(s.saveCheckpoint(input), isInvalid, `saveCheckpoint(${String(input && typeof input === 'object' ? JSON.stringify(Object.keys(input)) : typeof input)})`)
+      for (const input of conflicts) await assert.rejects(s.saveCheckpoint(input), isConflict, JSON.stringify(Object.keys(input)))
+      const ranges = [{ ...ok, namespace: 'x'.repeat(257) }, { ...ok, key: 'k'.repeat(1025) }, { ...ok, tenantId: 'x'.repeat(513) }, { ...ok, value: deep(200) }]
+      for (const input of ranges) await assert.rejects(s.saveCheckpoint(input), RangeError)
+      const types = [
+        undefined, null, 42, 'text', [], { ...ok, namespace: 5 }, { ...ok, key: null }, { ...ok, key: 'a\u0000b' }, { ...ok, tenantId: 5 },
+        { ...ok, ownership: { tenantId: 't' } }, { ...ok, category: 7 }, { ...ok, metadata: [] }, { ...ok, extra: true }, { ...ok, signal: 'no' },
+        JSON.parse('{"namespace":"bad","key":"k","version":1,"value":1,"__proto__":{"x":1}}'),
+      ]
+      for (const input of types) await assert.rejects(s.saveCheckpoint(input), TypeError, JSON.stringify(input))
+      await assert.rejects(s.saveCheckpoint({ ...ok, value: 'x'.repeat(17 * 1024 * 1024) }), RangeError)
+      const t = { namespace: ns, key: 'k', ...A }
+      await assert.rejects(s.loadCheckpoint({ ...t, key: '' }), isConflict)
+      for (const input of [undefined, null, 1, { ...t, key: 1 }, { ...t, value: 1 }, { ...t, version: 1 }]) {
+        await assert.rejects(s.loadCheckpoint(input), TypeError)
       }
-      const t = { namespace: ns, key: 'k', ownership: A }
-      for (const input of [undefined, null, 1, [], { ...t, ownership: null }, { ...t, key: 1 }, { ...t, value: 1 }, { ...t, expectedVersion: 1 }]) {
-        await assert.rejects(s.loadCheckpoint(input), isInvalid)
-      }
-      for (const input of [undefined, 'x', { ...t, expectedVersion: -2 }, { ...t, ownership: [] }, { ...t, namespace: {} }]) {
-        await assert.rejects(s.deleteCheckpoint(input), isInvalid)
-      }
-      for (const input of [
-        null, { namespace: ns, limit: 0 }, { namespace: ns, limit: -1 }, { namespace: ns, limit: 1.5 }, { namespace: ns, limit: '10' },
-        { namespace: ns, cursor: '' }, { namespace: ns, cursor: 5 }, { namespace: ns, prefix: 3 },
-        { namespace: ns, ownership: {} }, { namespace: ns, sort: 'desc' }, { namespace: 1 },
-      ]) {
-        await assert.rejects(s.listCheckpoints(input), isInvalid, JSON.stringify(input))
+      for (const input of [null, { limit: '10' }, { cursor: 5 }, { keyPrefix: 3 }, { prefix: 'a' }, { order: 'up' }, { category: 1 }, { category: [1] }]) {
+        await assert.rejects(s.listCheckpoints(input), TypeError, JSON.stringify(input))
       }
       if (!name.startsWith('host')) {
         // Native cursors are checked; a host store's cursors are its own business.
-        await assert.rejects(s.listCheckpoints({ namespace: ns, cursor: 'not a cursor' }), isInvalid)
+        await assert.rejects(s.listCheckpoints({ namespace: ns, cursor: 'not a cursor' }), isConflict)
       }
-      // A huge value: refused as record_too_large (memory: 1 MiB by default; every store: 16 MiB hard).
-      await assert.rejects(
-        s.saveCheckpoint({ ...ok, value: 'x'.repeat(17 * 1024 * 1024) }),
-        (e) => e instanceof ArtifactError && e.reason === 'record_too_large',
-      )
       assert.deepEqual((await s.listCheckpoints({ namespace: ns })).items, [], 'nothing changed')
     })
   })

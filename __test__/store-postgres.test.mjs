@@ -35,12 +35,12 @@ test('options: wrong types are invalid_input, numbers out of range are RangeErro
 test('an unreachable server is a typed error without credentials; close is idempotent', async () => {
   const p = createPostgresPersistence({ connectionString: 'postgres://me:hunter2secret@127.0.0.1:1/db', connectTimeoutMs: 2000 })
   await assert.rejects(
-    p.checkpoints.loadCheckpoint({ namespace: 'n', key: 'k', ownership: { userId: 'u' } }),
+    p.checkpoints.loadCheckpoint({ namespace: 'n', key: 'k', userId: 'u' }),
     (e) => e.code === 'ERR_PRISM_INTERNAL' && /^postgres/.test(e.message) && !e.message.includes('hunter2secret'),
   )
   await p.close()
   await p.close()
-  await assert.rejects(p.checkpoints.loadCheckpoint({ namespace: 'n', key: 'k', ownership: { userId: 'u' } }), isInvalid)
+  await assert.rejects(p.checkpoints.loadCheckpoint({ namespace: 'n', key: 'k', userId: 'u' }), isInvalid)
 })
 
 function run(args) {
@@ -95,4 +95,38 @@ test('eight processes × eight workers on one database, connections terminated m
   assert.deepEqual([...stored].sort(), [...decided].sort(), 'every decision that resolved is stored')
   for (const c of page.items) assert.equal(c.version, c.value.decisions.length, 'one save per decision')
   await p.close()
+})
+
+test('a database of the 0.1 schema (one key per namespace and key) is migrated on first use', { skip }, async () => {
+  const old = `${schema}_v1`
+  // Exactly what prism-review 0.1 created, with two rows of two owners.
+  psql(`
+    CREATE SCHEMA "${old}";
+    CREATE TABLE "${old}".prism_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now());
+    CREATE TABLE "${old}".prism_checkpoints (
+      namespace text COLLATE "C" NOT NULL, key text COLLATE "C" NOT NULL, version bigint NOT NULL CHECK (version >= 1),
+      tenant_id text, account_id text, user_id text, owner_key text COLLATE "C" NOT NULL, category text,
+      value jsonb NOT NULL, created_at timestamptz NOT NULL, updated_at timestamptz NOT NULL, PRIMARY KEY (namespace, key));
+    CREATE INDEX prism_checkpoints_by_owner ON "${old}".prism_checkpoints (namespace, owner_key, key);
+    INSERT INTO "${old}".prism_migrations (version) VALUES (1);
+    INSERT INTO "${old}".prism_checkpoints VALUES
+      ('prism.artifact', 't:a', 3, 't1', NULL, 'u1', '{"tenantId":"t1","userId":"u1"}', 'artifact', '{"id":"a"}',
+       '2026-01-01T00:00:00Z', '2026-01-02T00:00:00Z'),
+      ('other', 'k', 1, NULL, 'acct', NULL, '{"accountId":"acct"}', NULL, '[1]', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z');`)
+  try {
+    const p = createPostgresPersistence({ connectionString: url, schema: old })
+    const owner = { tenantId: 't1', userId: 'u1' }
+    const cp = await p.checkpoints.loadCheckpoint({ namespace: 'prism.artifact', key: 't:a', ...owner })
+    assert.deepEqual([cp.version, cp.value, cp.category, cp.createdAt], [3, { id: 'a' }, 'artifact', '2026-01-01T00:00:00.000Z'])
+    assert.deepEqual((await p.checkpoints.loadCheckpoint({ namespace: 'other', key: 'k', accountId: 'acct' })).value, [1])
+    // Owner-scoped from now on, with fencing tokens and metadata.
+    assert.equal(await p.checkpoints.loadCheckpoint({ namespace: 'prism.artifact', key: 't:a', tenantId: 't2' }), null)
+    await p.checkpoints.saveCheckpoint({ namespace: 'prism.artifact', key: 't:a', tenantId: 't2', version: 1, expectedVersion: 0, value: 2 })
+    const next = await p.checkpoints.saveCheckpoint({ namespace: 'prism.artifact', key: 't:a', ...owner, version: 4, expectedVersion: 3, fencingToken: 1, metadata: { m: 1 }, value: 3 })
+    assert.deepEqual([next.version, next.fencingToken, next.metadata], [4, 1, { m: 1 }])
+    await p.close()
+    assert.equal(psql(`SELECT string_agg(version::text, ',' ORDER BY version) FROM "${old}".prism_migrations`).trim(), '1,2')
+  } finally {
+    psql(`DROP SCHEMA IF EXISTS "${old}" CASCADE`)
+  }
 })

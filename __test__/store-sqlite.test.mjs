@@ -63,20 +63,20 @@ test('options: wrong types are invalid_input, a busy timeout outside 1..600000 i
 
 test('an unopenable file is a typed error on first use; close is idempotent and later use is refused', async () => {
   const bad = createSqlitePersistence({ filename: join(dir, 'no', 'such', 'dir.db') })
-  await assert.rejects(bad.checkpoints.loadCheckpoint({ namespace: 'n', key: 'k', ownership }), (e) => isInvalid(e) && /cannot open/.test(e.message))
+  await assert.rejects(bad.checkpoints.loadCheckpoint({ namespace: 'n', key: 'k', ...ownership }), (e) => isInvalid(e) && /cannot open/.test(e.message))
   await bad.close()
 
   const p = createSqlitePersistence({ filename: join(dir, 'close.db'), busyTimeoutMs: 1000 })
   assert.deepEqual(Object.keys(p).sort(), ['checkpoints', 'close'])
   const writes = Array.from({ length: 50 }, (_, i) =>
-    p.checkpoints.saveCheckpoint({ namespace: 'n', key: `k${i}`, ownership, value: i }),
+    p.checkpoints.saveCheckpoint({ namespace: 'n', key: `k${i}`, ...ownership, version: 1, value: i }),
   )
   await p.close() // waits for the writes already started
   const results = await Promise.allSettled(writes)
   assert.ok(results.every((r) => r.status === 'fulfilled'), 'work started before close completes')
   await p.close()
-  await assert.rejects(p.checkpoints.loadCheckpoint({ namespace: 'n', key: 'k0', ownership }), (e) => isInvalid(e) && /closed/.test(e.message))
-  await assert.rejects(p.checkpoints.saveCheckpoint({ namespace: 'n', key: 'k0', ownership, value: 1 }), isInvalid)
+  await assert.rejects(p.checkpoints.loadCheckpoint({ namespace: 'n', key: 'k0', ...ownership }), (e) => isInvalid(e) && /closed/.test(e.message))
+  await assert.rejects(p.checkpoints.saveCheckpoint({ namespace: 'n', key: 'k0', ...ownership, version: 1, value: 1 }), isInvalid)
 
   const again = createSqlitePersistence({ filename: join(dir, 'close.db') })
   assert.equal((await allKeys(again.checkpoints, 'n')).length, 50)
@@ -97,7 +97,7 @@ test('four processes writing concurrently with CAS and retry: every write presen
   const keys = new Set(await allKeys(p.checkpoints, 'multi'))
   for (const r of results) for (const key of r.lines) assert.ok(keys.has(key), `${key} present`)
   assert.equal(keys.size, 4 * perWriter + 1)
-  const counter = await p.checkpoints.loadCheckpoint({ namespace: 'multi', key: 'counter', ownership })
+  const counter = await p.checkpoints.loadCheckpoint({ namespace: 'multi', key: 'counter', ...ownership })
   assert.equal(counter.value.n, 4 * perWriter, 'no increment lost')
   assert.equal(counter.version, 4 * perWriter)
   await p.close()
@@ -119,8 +119,8 @@ test('a process killed with SIGKILL mid-write-loop: every resolved write survive
   const keys = new Set(await allKeys(p.checkpoints, 'multi'))
   for (const key of [...v.lines, ...o.lines]) assert.ok(keys.has(key), `${key} survived`)
   // The store still works for writers after the crash.
-  const counter = await p.checkpoints.loadCheckpoint({ namespace: 'multi', key: 'counter', ownership })
+  const counter = await p.checkpoints.loadCheckpoint({ namespace: 'multi', key: 'counter', ...ownership })
   assert.ok(counter.value.n >= v.lines.length + o.lines.length)
-  await p.checkpoints.saveCheckpoint({ namespace: 'multi', key: 'counter', ownership, value: { n: 0 }, expectedVersion: counter.version })
+  await p.checkpoints.saveCheckpoint({ namespace: 'multi', key: 'counter', ...ownership, version: counter.version + 1, value: { n: 0 }, expectedVersion: counter.version })
   await p.close()
 })

@@ -36,8 +36,8 @@ async function floorPairs(store, n, round) {
   return measure(async () => {
     for (let i = 0; i < n; i++) {
       const key = `floor:${round}:${i}`
-      await store.saveCheckpoint({ namespace: 'bench.floor', key, ownership, value: { i } })
-      await store.loadCheckpoint({ namespace: 'bench.floor', key, ownership })
+      await store.saveCheckpoint({ namespace: 'bench.floor', key, ...ownership, version: 1, value: { i } })
+      await store.loadCheckpoint({ namespace: 'bench.floor', key, ...ownership })
     }
     return n
   })

@@ -15,10 +15,11 @@ const ownership = { tenantId: 'bench' }
 function mapStore() {
   const m = new Map()
   return {
-    async saveCheckpoint({ namespace, key, ownership, value }) {
+    async saveCheckpoint({ namespace, key, version, value, ...owner }) {
       const cur = m.get(key)
+      if (cur && version <= cur.version) throw new Error('stale version')
       const now = new Date().toISOString()
-      const cp = { namespace, key, ownership, value, version: (cur?.version ?? 0) + 1, createdAt: cur?.createdAt ?? now, updatedAt: now }
+      const cp = { namespace, key, version, value, ...owner, createdAt: cur?.createdAt ?? now, updatedAt: now }
       m.set(key, cp)
       return structuredClone(cp)
     },
@@ -36,13 +37,18 @@ async function workload(store, { cycles, concurrency }) {
   h.enable()
   const t0 = performance.now()
   let next = 0
+  const run = `${Date.now()}-${Math.random().toString(36).slice(2, 8)}`
   await Promise.all(
     Array.from({ length: concurrency }, async (_, w) => {
+      // Each worker owns its keys and assigns their versions, as a caller of the contract does.
+      const versions = new Map()
       while (next < cycles) {
         const i = next++
-        const key = `thread-${w}:art-${i % 64}`
-        await store.saveCheckpoint({ namespace: 'bench', key, ownership, value })
-        await store.loadCheckpoint({ namespace: 'bench', key, ownership })
+        const key = `thread-${run}-${w}:art-${i % 64}`
+        const version = (versions.get(key) ?? 0) + 1
+        versions.set(key, version)
+        await store.saveCheckpoint({ namespace: 'bench', key, ...ownership, version, value })
+        await store.loadCheckpoint({ namespace: 'bench', key, ...ownership })
       }
     }),
   )

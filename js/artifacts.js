@@ -10,12 +10,14 @@
 // sees redacted data.
 
 const native = require('./native.js')
-const { ArtifactError, callNative, callNativeAsync, toJson, typeError } = require('./errors.js')
-const { toStoreHandle } = require('./store.js')
+const { ArtifactError, callNative, callNativeAsync, toJson, typeError, describe, isObject } = require('./errors.js')
+const { toStoreHandle, registerSignal, releaseSignal } = require('./store.js')
 
 const MARKER = '[REDACTED]'
 const MAX_REDACT_DEPTH = 64
-const OPERATIONS = ['attach', 'list', 'get', 'revise', 'compare', 'approve', 'reject', 'lastValidated', 'deliveryLink']
+// The service's method names and the checkpoint namespace: Rust's (src/artifacts/).
+const CONSTANTS = JSON.parse(native.artifactsConstants())
+const OPERATIONS = CONSTANTS.operations
 
 /** redactor object → its native handle (only redactors made by createSecretRedactor). */
 const nativeRedactors = new WeakMap()
@@ -104,12 +106,6 @@ function createSecretRedactor(secrets) {
   return redactor
 }
 
-function secretToBase64(secret, what) {
-  if (typeof secret === 'string') return Buffer.from(secret, 'utf8').toString('base64')
-  if (secret instanceof Uint8Array) return Buffer.from(secret.buffer, secret.byteOffset, secret.byteLength).toString('base64')
-  throw typeError(`${what} must be a string or a Uint8Array of 16..4096 bytes`)
-}
-
 function limitsJson(limits) {
   if (limits === undefined) return 'null'
   if (!isPlainObject(limits)) throw typeError('limits must be an object')
@@ -161,7 +157,7 @@ function createArtifactService(store, options) {
     throw typeError('options.redactor must be a SecretRedactor ({ redact(value) })')
   }
   if (onDecision !== undefined && typeof onDecision !== 'function') throw typeError('options.onDecision must be a function')
-  const secret = secretToBase64(linkSecret, 'options.linkSecret')
+  const secret = secretOf(linkSecret, 'options.linkSecret')
   const limitsText = limitsJson(limits)
   const storeHandle = toStoreHandle(store)
   let redactorHandle = nativeRedactors.get(redactor)
@@ -208,8 +204,10 @@ function createArtifactService(store, options) {
   async function run(op, input) {
     const { signal, json } = await prepare(input)
     signal?.throwIfAborted()
-    // Without a signal nothing can abort: one shared flag that is never set.
-    const flag = signal ? new native.ArtifactAbortFlag() : (neverAborted ??= new native.ArtifactAbortFlag())
+    // Without a signal nothing can abort: one shared flag that is never set. With one,
+    // host stores receive it as `signal` (by the id the flag carries).
+    const signalId = signal ? registerSignal(signal) : undefined
+    const flag = signal ? new native.ArtifactAbortFlag(signalId) : (neverAborted ??= new native.ArtifactAbortFlag())
     const onAbort = () => flag.abort()
     signal?.addEventListener('abort', onAbort, { once: true })
     let text
@@ -226,7 +224,10 @@ function createArtifactService(store, options) {
       }
       throw err
     } finally {
-      signal?.removeEventListener('abort', onAbort)
+      if (signal) {
+        signal.removeEventListener('abort', onAbort)
+        releaseSignal(signalId)
+      }
     }
     let { result, event } = JSON.parse(text)
     if (hostRedactor) {
@@ -260,41 +261,57 @@ function createArtifactService(store, options) {
   return Object.freeze(service)
 }
 
-function nowMs(options, what) {
-  if (options === undefined) return 'null'
-  if (!isPlainObject(options)) throw typeError(`${what}: options must be an object`)
-  for (const k of Object.keys(options)) {
-    if (k !== 'limits' && k !== 'now') throw typeError(`${what}: options.${k} is not a known option`)
+function secretOf(secret, what) {
+  if (typeof secret === 'string') return Buffer.from(secret, 'utf8').toString('base64')
+  if (secret instanceof Uint8Array) return Buffer.from(secret.buffer, secret.byteOffset, secret.byteLength).toString('base64')
+  throw typeError(`${what} must be a string or a Uint8Array`)
+}
+
+/**
+ * Sign exactly `token` (an ArtifactDeliveryToken): `base64url(JSON.stringify(token))` "."
+ * `base64url(HMAC-SHA256(secret, that text))` → the link.
+ */
+function signArtifactDeliveryLink(token, secret) {
+  if (!isObject(token)) throw typeError(`signArtifactDeliveryLink(token, secret): token must be an object, got ${describe(token)}`)
+  const key = secretOf(secret, 'signArtifactDeliveryLink: secret')
+  return callNative(native.artifactsSignLink, toJson(token, typeError), key)
+}
+
+/**
+ * Verify a delivery link (size, then signature and shape, then expiry) → its
+ * ArtifactDeliveryToken. `maxBytes` defaults to 16 KiB; `now` (an addition) is the
+ * current time, a Date or epoch milliseconds.
+ */
+function verifyArtifactDeliveryLink(link, secret, maxBytes, now) {
+  if (typeof link !== 'string') {
+    throw new ArtifactError(`invalid delivery link: expected a string, got ${describe(link)}`, 'invalid_link')
   }
-  const out = {}
-  if (options.limits !== undefined) out.limits = JSON.parse(limitsJson(options.limits))
-  const now = options.now
+  const key = secretOf(secret, 'verifyArtifactDeliveryLink: secret')
+  if (maxBytes !== undefined && !(typeof maxBytes === 'number' && maxBytes >= 0 && Number.isFinite(maxBytes))) {
+    throw typeError('verifyArtifactDeliveryLink: maxBytes must be a non-negative number')
+  }
+  let nowMs
   if (now !== undefined) {
-    const ms = now instanceof Date ? now.getTime() : now
-    if (typeof ms !== 'number' || !Number.isFinite(ms)) throw typeError(`${what}: options.now must be a Date or epoch milliseconds`)
-    out.nowMs = Math.trunc(ms)
+    nowMs = now instanceof Date ? now.getTime() : now
+    if (typeof nowMs !== 'number' || !Number.isFinite(nowMs)) {
+      throw typeError('verifyArtifactDeliveryLink: now must be a Date or epoch milliseconds')
+    }
   }
-  return JSON.stringify(out)
+  return JSON.parse(callNative(native.artifactsVerifyLink, JSON.stringify(link), key, maxBytes, nowMs))
 }
 
-/** Sign `{ artifactId, threadId, version, ownership, ttlSeconds? }` → `{ link, token }`. */
-function signArtifactDeliveryLink(input, secret, options) {
-  const opts = nowMs(options, 'signArtifactDeliveryLink')
-  const key = secretToBase64(secret, 'signArtifactDeliveryLink: secret')
-  return JSON.parse(callNative(native.artifactsSignLink, toJson(input, invalidInput), key, opts))
-}
-
-/** Verify a delivery link (signature, then expiry) → its `ArtifactDeliveryToken`. */
-function verifyArtifactDeliveryLink(link, secret, options) {
-  const opts = nowMs(options, 'verifyArtifactDeliveryLink')
-  const key = secretToBase64(secret, 'verifyArtifactDeliveryLink: secret')
-  if (typeof link !== 'string') throw new ArtifactError(`invalid delivery link: expected a string, got ${link === null ? 'null' : typeof link}`, 'invalid_link')
-  return JSON.parse(callNative(native.artifactsVerifyLink, JSON.stringify(link), key, opts))
-}
-
-/** `{ version, state, lastValidatedVersion?, approval? }` of the record's latest revision. */
+/** `"pending" | "approved" | "rejected"`: the decision on the record's latest revision. */
 function artifactApprovalState(record) {
-  return JSON.parse(callNative(native.artifactsApprovalState, toJson(record, invalidInput)))
+  if (!isObject(record)) throw typeError(`artifactApprovalState(record): record must be an object, got ${describe(record)}`)
+  return callNative(native.artifactsApprovalState, toJson(record, typeError))
+}
+
+/** The checkpoint key of an artifact: `threadId:artifactId`. */
+function artifactCheckpointKey(threadId, artifactId) {
+  if (typeof threadId !== 'string' || typeof artifactId !== 'string') {
+    throw typeError('artifactCheckpointKey(threadId, artifactId): both must be strings')
+  }
+  return native.artifactsCheckpointKey(threadId, artifactId)
 }
 
 /** Hex SHA-256 of the JCS of the citations' identity tuples. */
@@ -316,6 +333,8 @@ function checkCitationIntegrity(input) {
 }
 
 module.exports = {
+  ARTIFACT_CHECKPOINT_NAMESPACE: CONSTANTS.namespace,
+  artifactCheckpointKey,
   createArtifactService,
   createSecretRedactor,
   resolveArtifactLimits,

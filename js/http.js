@@ -1,32 +1,20 @@
 'use strict'
-// HTTP adapter: createArtifactHandler (a WHATWG fetch handler over the artifact service)
-// and toNodeListener (mounts any fetch handler in node:http, with the request's
-// AbortSignal tied to the client connection). Routing, id/body checks and the error →
-// status table are Rust (src/http/); this file is the request/response plumbing.
+// createArtifactHandler: a WHATWG fetch handler over the artifact service. Routing, id
+// and body checks, the error → status table, operation names and secret bounds are Rust
+// (src/http/, src/artifacts/); this file is the request/response plumbing. Mounting in
+// node:http is `toNodeListener` (js/node-listener.js).
 
 const native = require('./native.js')
-const { ArtifactError, callNative, toJson, typeError, rangeError } = require('./errors.js')
+const { ArtifactError, callNative, typeError } = require('./errors.js')
 const artifacts = require('./artifacts.js')
+const { jsonTextResponse } = require('./node-listener.js')
 
 const TABLE = JSON.parse(callNative(native.httpStatusTable))
 const REASON_STATUS = new Map(Object.entries(TABLE.reasons))
-const SUCCESS_STATUS = new Map(Object.entries(TABLE.success))
-const BODY_OPERATIONS = new Set(['attach', 'revise', 'compare', 'approve', 'reject', 'deliveryLink'])
-const SERVICE_METHODS = ['attach', 'list', 'get', 'revise', 'compare', 'approve', 'reject', 'lastValidated', 'deliveryLink']
+const SERVICE_METHODS = JSON.parse(native.artifactsConstants()).operations
 const OWNERSHIP_KEYS = ['tenantId', 'accountId', 'userId']
 const OPTION_KEYS = ['service', 'authorize', 'linkSecret', 'basePath', 'redactor', 'limits']
 const MAX_MESSAGE_CHARS = 1024
-// The artifact service's bounds on link secret material (src/artifacts/link.rs).
-const MIN_SECRET_BYTES = 16
-const MAX_SECRET_BYTES = 4096
-const JSON_HEADERS = {
-  'content-type': 'application/json; charset=utf-8',
-  'cache-control': 'no-store',
-  'x-content-type-options': 'nosniff',
-}
-// Responses built by the handler, with their JSON text: toNodeListener writes that text
-// directly instead of reading the Response body stream back (same bytes, less work).
-const RESPONSE_TEXT = new WeakMap()
 // The one body sent when even the redactor failed: constant, carries no data.
 const INTERNAL_BODY = '{"error":{"code":"internal","message":"internal error"}}'
 
@@ -65,9 +53,9 @@ function resolveOptions(options) {
   }
   const secretBytes =
     typeof linkSecret === 'string' ? Buffer.byteLength(linkSecret) : linkSecret instanceof Uint8Array ? linkSecret.byteLength : -1
-  if (secretBytes < MIN_SECRET_BYTES || secretBytes > MAX_SECRET_BYTES) {
+  if (secretBytes < TABLE.minSecretBytes || secretBytes > TABLE.maxSecretBytes) {
     throw typeError(
-      `createArtifactHandler: options.linkSecret must be a string or Uint8Array of ${MIN_SECRET_BYTES}..${MAX_SECRET_BYTES} bytes`,
+      `createArtifactHandler: options.linkSecret must be a string or Uint8Array of ${TABLE.minSecretBytes}..${TABLE.maxSecretBytes} bytes`,
     )
   }
   const basePath = options.basePath === undefined ? TABLE.defaultBasePath : options.basePath
@@ -78,28 +66,15 @@ function resolveOptions(options) {
   if (redactor !== undefined && (redactor === null || typeof redactor !== 'object' || typeof redactor.redact !== 'function')) {
     throw typeError('createArtifactHandler: options.redactor must be an object with a redact(value) method')
   }
-  let maxRequestBytes = TABLE.defaultMaxRequestBytes
-  if (limits !== undefined) {
-    if (limits === null || typeof limits !== 'object') {
-      throw typeError('createArtifactHandler: options.limits must be an object')
-    }
-    for (const k of Object.keys(limits)) {
-      if (k !== 'maxRequestBytes') throw typeError(`createArtifactHandler: limits.${k} is not a known limit (only maxRequestBytes)`)
-    }
-    const v = limits.maxRequestBytes
-    if (v !== undefined) {
-      if (typeof v === 'number' && !Number.isFinite(v)) {
-        throw rangeError(`limits.maxRequestBytes must be an integer in 1..${TABLE.hardMaxRequestBytes}, got ${v}`)
-      }
-      maxRequestBytes = callNative(native.httpResolveMaxRequestBytes, toJson(v, typeError))
-    }
-  }
+  // ArtifactLimits as the service takes them: maxRequestBytes bounds bodies here, and
+  // deliveryLinkTokenBytes bounds links on download (else the service's own cap).
+  const resolved = artifacts.resolveArtifactLimits(limits)
+  const serviceTokenBytes = service.limits && service.limits.deliveryLinkTokenBytes
+  const tokenBytes =
+    (limits && limits.deliveryLinkTokenBytes) ?? (Number.isSafeInteger(serviceTokenBytes) ? serviceTokenBytes : resolved.deliveryLinkTokenBytes)
   // The link secret as it would appear inside JSON text, to scrub it from any response.
   const secretText = typeof linkSecret === 'string' && linkSecret.length >= 4 ? JSON.stringify(linkSecret).slice(1, -1) : null
-  // Verify links under the service's own cap on their size when it exposes its limits.
-  const tokenBytes = service.limits && service.limits.deliveryTokenBytes
-  const verifyOptions = Number.isSafeInteger(tokenBytes) ? { limits: { deliveryTokenBytes: tokenBytes } } : undefined
-  return { service, authorize, linkSecret, base, redactor, maxRequestBytes, secretText, verifyOptions }
+  return { service, authorize, linkSecret, base, redactor, maxRequestBytes: resolved.maxRequestBytes, tokenBytes, secretText }
 }
 
 /**
@@ -129,26 +104,22 @@ async function handle(ctx, request) {
   }
   const route = JSON.parse(callNative(native.httpMatchRoute, ctx.base, request.method, url.pathname))
   if (route.error) throw new HttpFailure(route.error.status, route.error.code, route.error.message)
-  const { operation, threadId, artifactId } = route
+  const { operation, method, threadId, artifactId } = route
   const signal = request.signal
-  if (operation === 'download') return download(ctx, request, url, signal)
+  if (operation === 'artifact.download') return download(ctx, request, url, signal)
 
-  const withBody = BODY_OPERATIONS.has(operation)
-  if (withBody) checkContentLength(ctx, request)
+  if (route.body) checkContentLength(ctx, request)
   const auth = await authorizeRequest(ctx, { request, operation, threadId, artifactId, signal })
 
   let input = {}
-  if (withBody) {
+  if (route.body) {
     const text = await readBody(ctx, request, signal)
-    const verdict = callNative(native.httpCheckBody, operation, text)
-    if (verdict !== '') {
-      const e = JSON.parse(verdict).error
-      throw new HttpFailure(e.status, e.code, e.message)
-    }
-    // Spread defines own properties (a "__proto__" key stays data, never a prototype);
-    // the service refuses such keys.
-    if (text.trim() !== '') input = { ...JSON.parse(text) }
-  } else if (operation === 'list') {
+    const checked = JSON.parse(callNative(native.httpCheckBody, operation, text, threadId, artifactId))
+    if (checked.error) throw new HttpFailure(checked.error.status, checked.error.code, checked.error.message)
+    // Own data properties (a "__proto__" key stays data, never a prototype); the service
+    // refuses such keys.
+    input = checked.body
+  } else if (method === 'list') {
     input = listQuery(url.searchParams)
   }
   input.ownership = auth.ownership
@@ -156,8 +127,8 @@ async function handle(ctx, request) {
   input.threadId = threadId
   if (artifactId !== undefined) input.artifactId = artifactId
   input.signal = signal
-  const result = await raced(ctx.service[operation](input), signal)
-  return jsonResponse(ctx, SUCCESS_STATUS.get(operation) ?? 200, result)
+  const result = await raced(ctx.service[method](input), signal)
+  return jsonResponse(ctx, TABLE.success[operation] ?? 200, result)
 }
 
 function listQuery(params) {
@@ -179,16 +150,16 @@ async function download(ctx, request, url, signal) {
   if (link === null || link === '') {
     throw new HttpFailure(400, 'invalid_input', 'query parameter link is required')
   }
-  const token = verifyLink(link, ctx.linkSecret, ctx.verifyOptions)
+  const token = verifyLink(link, ctx.linkSecret, ctx.tokenBytes)
   const auth = await authorizeRequest(ctx, {
     request,
-    operation: 'download',
+    operation: 'artifact.download',
     threadId: token.threadId,
     artifactId: token.artifactId,
     deliveryToken: token,
     signal,
   })
-  if (!sameOwnership(auth.ownership, token.ownership)) {
+  if (!sameOwnership(auth.ownership, token)) {
     throw new HttpFailure(403, 'forbidden', 'the delivery link was issued to another owner')
   }
   const input = { ownership: auth.ownership, threadId: token.threadId, artifactId: token.artifactId, signal }
@@ -202,13 +173,9 @@ async function download(ctx, request, url, signal) {
   return jsonResponse(ctx, 200, { artifactId: token.artifactId, threadId: token.threadId, revision })
 }
 
-/** Verify a delivery link with the artifact service's verifier (signature, then expiry). */
-function verifyLink(link, secret, options) {
-  const verify = artifacts.verifyArtifactDeliveryLink
-  if (typeof verify !== 'function') {
-    throw new Error('verifyArtifactDeliveryLink is not available')
-  }
-  const token = verify(link, secret, options)
+/** Verify a delivery link (size, signature, expiry) → its token. */
+function verifyLink(link, secret, maxBytes) {
+  const token = artifacts.verifyArtifactDeliveryLink(link, secret, maxBytes)
   if (token === null || typeof token !== 'object' || typeof token.threadId !== 'string' || typeof token.artifactId !== 'string') {
     throw new ArtifactError('the delivery link does not name an artifact', 'invalid_link')
   }
@@ -377,6 +344,8 @@ function toFailure(err, signal) {
     if (err.code === 'ERR_PRISM_CHECKPOINT_CONFLICT') {
       return new HttpFailure(409, 'conflict', 'the artifact changed concurrently; retry')
     }
+    // A value out of range (a ttlSeconds over the cap) is bad input, as the reference's.
+    if (err instanceof RangeError) return new HttpFailure(400, 'invalid_input', clip(err.message))
   }
   return new HttpFailure(500, 'internal', 'internal error')
 }
@@ -397,201 +366,7 @@ async function jsonResponse(ctx, status, value) {
     text = INTERNAL_BODY
     status = 500
   }
-  const response = new Response(text, { status, headers: JSON_HEADERS })
-  RESPONSE_TEXT.set(response, text)
-  return response
+  return jsonTextResponse(text, status)
 }
 
-// ---------------------------------------------------------------------------------------
-// toNodeListener
-
-const HOST_RE = /^[A-Za-z0-9.\-]+(:[0-9]{1,5})?$|^\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?$/
-
-function plainFailure(res, status, code, message) {
-  if (res.headersSent || res.destroyed) {
-    res.destroy()
-    return
-  }
-  const body = JSON.stringify({ error: { code, message } })
-  res.writeHead(status, { ...JSON_HEADERS, 'content-length': Buffer.byteLength(body), connection: 'close' })
-  res.end(body)
-}
-
-/** True when the request announces a body (Content-Length > 0 or chunked). */
-function announcesBody(req) {
-  const cl = req.headers['content-length']
-  if (cl !== undefined && cl !== '0') return true
-  return req.headers['transfer-encoding'] !== undefined
-}
-
-/** The request body as a pull-driven web stream: nothing is read until the handler reads. */
-function nodeBody(req, abortSignal) {
-  return new ReadableStream(
-    {
-      start(controller) {
-        const fail = (err) => {
-          try {
-            controller.error(err)
-          } catch {
-            /* already closed */
-          }
-        }
-        if (abortSignal.aborted) fail(abortSignal.reason)
-        else abortSignal.addEventListener('abort', () => fail(abortSignal.reason), { once: true })
-        req.on('error', fail)
-        req.on('end', () => {
-          try {
-            controller.close()
-          } catch {
-            /* already errored */
-          }
-        })
-        req.on('data', (chunk) => {
-          try {
-            controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength))
-          } catch {
-            req.pause()
-            return
-          }
-          if (controller.desiredSize <= 0) req.pause()
-        })
-        req.pause()
-      },
-      pull() {
-        req.resume()
-      },
-      cancel() {
-        // Stop reading; the listener closes the connection after the response, so the
-        // rest of the body is never read.
-        req.pause()
-      },
-    },
-    { highWaterMark: 0 },
-  )
-}
-
-function toRequest(req, signal) {
-  if (typeof req.url !== 'string') return null
-  let target = req.url
-  if (/^https?:\/\//i.test(target)) {
-    // Absolute-form (as sent to proxies): keep only the path and query.
-    const u = new URL(target)
-    target = u.pathname + u.search
-  }
-  if (!target.startsWith('/')) return null
-  const hostHeader = req.headers.host
-  const host = typeof hostHeader === 'string' && HOST_RE.test(hostHeader) ? hostHeader : 'localhost'
-  const proto = req.socket && req.socket.encrypted ? 'https' : 'http'
-  const headers = new Headers()
-  const raw = req.rawHeaders
-  for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i], raw[i + 1])
-  const init = { method: req.method, headers, signal }
-  if (req.method !== 'GET' && req.method !== 'HEAD') {
-    init.body = nodeBody(req, signal)
-    init.duplex = 'half'
-  }
-  return new Request(`${proto}://${host}${target}`, init)
-}
-
-function waitDrain(res) {
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off('drain', done)
-      res.off('close', done)
-      resolve()
-    }
-    res.on('drain', done)
-    res.on('close', done)
-  })
-}
-
-async function writeResponse(req, res, response) {
-  res.statusCode = response.status
-  for (const [k, v] of response.headers) {
-    if (k !== 'set-cookie') res.setHeader(k, v)
-  }
-  const cookies = typeof response.headers.getSetCookie === 'function' ? response.headers.getSetCookie() : []
-  if (cookies.length > 0) res.setHeader('set-cookie', cookies)
-  // A body the handler did not read to the end is never read: close the connection.
-  if (announcesBody(req) && !req.complete) res.setHeader('connection', 'close')
-  const text = RESPONSE_TEXT.get(response)
-  if (text !== undefined && !response.bodyUsed) {
-    res.end(req.method === 'HEAD' ? undefined : text)
-    return
-  }
-  if (response.body === null || req.method === 'HEAD') {
-    if (response.body !== null) response.body.cancel().catch(() => {})
-    res.end()
-    return
-  }
-  const reader = response.body.getReader()
-  let held = null
-  try {
-    for (;;) {
-      const { done, value } = await reader.read()
-      if (done) break
-      if (res.destroyed) {
-        reader.cancel().catch(() => {})
-        return
-      }
-      if (held !== null && !res.write(held)) await waitDrain(res)
-      held = value
-    }
-  } catch {
-    res.destroy()
-    return
-  }
-  if (held !== null) res.end(held)
-  else res.end()
-}
-
-async function serve(handler, req, res) {
-  const controller = new AbortController()
-  res.on('close', () => {
-    if (!res.writableFinished) controller.abort()
-  })
-  let request
-  try {
-    request = toRequest(req, controller.signal)
-  } catch {
-    request = null
-  }
-  if (request === null) {
-    plainFailure(res, 400, 'invalid_input', 'the request cannot be represented as a fetch Request')
-    return
-  }
-  let response
-  try {
-    response = await handler(request)
-  } catch {
-    response = null
-  }
-  if (controller.signal.aborted || res.destroyed) {
-    if (response instanceof Response && response.body !== null) response.body.cancel().catch(() => {})
-    return
-  }
-  if (!(response instanceof Response)) {
-    plainFailure(res, 500, 'internal', 'internal error')
-    return
-  }
-  await writeResponse(req, res, response)
-}
-
-/**
- * `toNodeListener(handler)` → `(req, res) => void` for `http.createServer`. The request
- * handed to `handler` carries an AbortSignal that aborts when the client connection closes
- * before the response is complete.
- */
-function toNodeListener(handler) {
-  if (typeof handler !== 'function') {
-    throw typeError('toNodeListener(handler): handler must be a function (request) => Promise<Response>')
-  }
-  return function nodeListener(req, res) {
-    serve(handler, req, res).catch(() => {
-      if (!res.headersSent && !res.destroyed) plainFailure(res, 500, 'internal', 'internal error')
-      else res.destroy()
-    })
-  }
-}
-
-module.exports = { createArtifactHandler, toNodeListener }
+module.exports = { createArtifactHandler }

@@ -1,85 +1,64 @@
 'use strict'
-// Checkpoint stores: the memory store, SQLite persistence, and the bridge that lets a
-// host's own JavaScript store serve the native artifact service.
+// Checkpoint stores: the memory store, SQLite and PostgreSQL persistence, and the bridge
+// that lets a host's own JavaScript store (written to @arnilo/prism's CheckpointStore)
+// serve the native artifact service.
 //
-// Every native store is a `CheckpointStoreHandle` (Rust) wrapped in a `NativeCheckpointStore`
-// whose four methods are exactly the `CheckpointStore` interface. The handle of a wrapper
-// is kept in a WeakMap so that `toStoreHandle` (internal, not a package export) can give
-// it back to native code; any other object with the four methods is bridged through
-// thread-safe functions.
+// A native store is a plain object whose four methods are own enumerable closures over a
+// native `CheckpointStoreHandle`, as the reference's stores are, so `{ ...store,
+// saveCheckpoint: wrapped }` is a store too. `toStoreHandle` (internal) gives native
+// code the handle back when all four methods are still one native store's closures (the
+// fast path); any other object with the four methods is bridged through thread-safe
+// functions, and the artifact service's AbortSignal reaches it as `signal`.
 
 const native = require('./native.js')
-const { ArtifactError, callNative, callNativeAsync, toJson } = require('./errors.js')
+const { ArtifactError, CheckpointConflictError, callNative, callNativeAsync, toJson, typeError, describe, isObject } = require('./errors.js')
 
-const handles = new WeakMap()
 const METHODS = ['saveCheckpoint', 'loadCheckpoint', 'listCheckpoints', 'deleteCheckpoint']
-const CONFLICT_CODE = 'ERR_PRISM_CHECKPOINT_CONFLICT'
+/** Native store method → its handle. */
+const methodHandles = new WeakMap()
 
 function invalidInput(message) {
   return new ArtifactError(message, 'invalid_input')
 }
 
-function isPlainObject(v) {
-  return typeof v === 'object' && v !== null && !Array.isArray(v)
+function isAbortSignal(s) {
+  return (
+    (typeof AbortSignal === 'function' && s instanceof AbortSignal) ||
+    (isObject(s) && typeof s.aborted === 'boolean' && typeof s.throwIfAborted === 'function')
+  )
 }
 
-/** JSON text of an operation's input object, or an `ArtifactError('invalid_input')`. */
+/** JSON text of a store call's argument without its `signal` (checked, and honoured now). */
 function inputJson(method, input) {
-  if (!isPlainObject(input)) {
-    throw invalidInput(`${method}: input must be an object, got ${input === null ? 'null' : Array.isArray(input) ? 'array' : typeof input}`)
+  if (!isObject(input)) throw typeError(`${method}(input): input must be an object, got ${describe(input)}`)
+  let rest = input
+  if (input.signal !== undefined) {
+    const { signal, ...others } = input
+    if (!isAbortSignal(signal)) throw typeError(`${method}(input): input.signal must be an AbortSignal`)
+    signal.throwIfAborted()
+    rest = others
   }
-  return toJson(input, (m) => invalidInput(`${method}: ${m}`))
+  return toJson(rest, (m) => new CheckpointConflictError(`Checkpoint value must be JSON serializable: ${m}`))
 }
 
-function handleOf(self, method) {
-  const handle = handles.get(self)
-  if (handle === undefined) {
-    const e = new TypeError(`${method} must be called on the checkpoint store (keep \`this\`, or bind it)`)
-    e.code = 'ERR_INVALID_THIS'
-    throw e
-  }
-  return handle
-}
-
-class NativeCheckpointStore {
-  /** @param {object} handle a native CheckpointStoreHandle */
-  constructor(handle) {
-    handles.set(this, handle)
-  }
-
-  async saveCheckpoint(input) {
-    const handle = handleOf(this, 'saveCheckpoint')
-    const text = await callNativeAsync((j) => handle.saveCheckpoint(j), inputJson('saveCheckpoint', input))
-    return JSON.parse(text)
-  }
-
-  async loadCheckpoint(input) {
-    const handle = handleOf(this, 'loadCheckpoint')
-    const text = await callNativeAsync((j) => handle.loadCheckpoint(j), inputJson('loadCheckpoint', input))
-    const v = JSON.parse(text)
-    return v === null ? undefined : v
-  }
-
-  async listCheckpoints(input) {
-    const handle = handleOf(this, 'listCheckpoints')
-    const text = await callNativeAsync((j) => handle.listCheckpoints(j), inputJson('listCheckpoints', input))
-    return JSON.parse(text)
-  }
-
-  async deleteCheckpoint(input) {
-    const handle = handleOf(this, 'deleteCheckpoint')
-    return callNativeAsync((j) => handle.deleteCheckpoint(j), inputJson('deleteCheckpoint', input))
-  }
-}
-Object.defineProperty(NativeCheckpointStore.prototype, Symbol.toStringTag, { value: 'CheckpointStore' })
-
+/** A native store: a plain object of four closures over `handle`. */
 function wrapHandle(handle) {
-  return new NativeCheckpointStore(handle)
+  const store = {
+    saveCheckpoint: async (input) =>
+      JSON.parse(await callNativeAsync((j) => handle.saveCheckpoint(j), inputJson('saveCheckpoint', input))),
+    loadCheckpoint: async (input) =>
+      JSON.parse(await callNativeAsync((j) => handle.loadCheckpoint(j), inputJson('loadCheckpoint', input))),
+    listCheckpoints: async (input = {}) =>
+      JSON.parse(await callNativeAsync((j) => handle.listCheckpoints(j), inputJson('listCheckpoints', input))),
+    deleteCheckpoint: async (input) => callNativeAsync((j) => handle.deleteCheckpoint(j), inputJson('deleteCheckpoint', input)),
+  }
+  for (const m of METHODS) methodHandles.set(store[m], handle)
+  return store
 }
 
 function optionsJson(fnName, options, allowUndefined) {
   if (options === undefined && allowUndefined) return '{}'
-  if (!isPlainObject(options)) {
+  if (!isObject(options)) {
     throw invalidInput(`${fnName}: options must be an object`)
   }
   return toJson(options, (m) => invalidInput(`${fnName}: ${m}`))
@@ -87,7 +66,7 @@ function optionsJson(fnName, options, allowUndefined) {
 
 /** A numeric limit that is not a positive integer is a RangeError (JSON would turn NaN into null). */
 function checkLimits(fnName, options, names) {
-  if (!isPlainObject(options)) return
+  if (!isObject(options)) return
   for (const name of names) {
     const v = options[name]
     if (typeof v === 'number' && !(Number.isSafeInteger(v) && v >= 1)) {
@@ -108,38 +87,48 @@ function createMemoryCheckpointStore(options) {
   return wrapHandle(callNative(native.createMemoryCheckpointStore, json))
 }
 
+function persistence(handle) {
+  return Object.freeze({
+    checkpoints: wrapHandle(handle.checkpoints()),
+    close: () => callNativeAsync(() => handle.close()).then(() => undefined),
+  })
+}
+
 /**
  * SQLite persistence: one WAL-mode database file (created when missing) holding checkpoints.
  * All database work runs off the JavaScript thread.
  * @param {{ filename: string, busyTimeoutMs?: number }} options
- * @returns {{ checkpoints: object, close(): Promise<void> }}
  */
 function createSqlitePersistence(options) {
   checkLimits('createSqlitePersistence', options, ['busyTimeoutMs'])
-  const json = optionsJson('createSqlitePersistence', options, false)
-  const handle = callNative(native.createSqlitePersistence, json)
-  const checkpoints = wrapHandle(handle.checkpoints())
-  return Object.freeze({
-    checkpoints,
-    close: () => callNativeAsync(() => handle.close()).then(() => undefined),
-  })
+  return persistence(callNative(native.createSqlitePersistence, optionsJson('createSqlitePersistence', options, false)))
 }
 
 /**
  * PostgreSQL persistence: a connection pool over one database that many Node instances
  * share. The schema is created or migrated on first use.
  * @param {{ connectionString: string, maxConnections?: number, schema?: string, connectTimeoutMs?: number }} options
- * @returns {{ checkpoints: object, close(): Promise<void> }}
  */
 function createPostgresPersistence(options) {
   checkLimits('createPostgresPersistence', options, ['maxConnections', 'connectTimeoutMs'])
-  const json = optionsJson('createPostgresPersistence', options, false)
-  const handle = callNative(native.createPostgresPersistence, json)
-  const checkpoints = wrapHandle(handle.checkpoints())
-  return Object.freeze({
-    checkpoints,
-    close: () => callNativeAsync(() => handle.close()).then(() => undefined),
-  })
+  return persistence(callNative(native.createPostgresPersistence, optionsJson('createPostgresPersistence', options, false)))
+}
+
+// The AbortSignals of artifact service calls in flight, by the id native code carries in
+// a host store request's `signal`.
+const signals = new Map()
+let nextSignalId = 0
+
+/** Register a caller's signal for host store calls; returns its id. */
+function registerSignal(signal) {
+  do nextSignalId = (nextSignalId + 1) % 0xffffffff
+  while (signals.has(nextSignalId))
+  signals.set(nextSignalId, signal)
+  return nextSignalId
+}
+
+function releaseSignal(id) {
+  signals.delete(id)
 }
 
 function safeString(get, fallback) {
@@ -157,6 +146,11 @@ function hostMethod(store, method) {
   return async (requestJson) => {
     try {
       const request = JSON.parse(requestJson)
+      if (request.signal !== undefined) {
+        const signal = signals.get(request.signal)
+        if (signal === undefined) delete request.signal
+        else request.signal = signal
+      }
       const result = await fn.call(store, request)
       return JSON.stringify({ ok: result === undefined ? null : result })
     } catch (err) {
@@ -168,13 +162,13 @@ function hostMethod(store, method) {
 }
 
 /**
- * Internal: the native handle for any store. A native store gives its own handle; any
- * other object with the four `CheckpointStore` methods is bridged.
+ * Internal: the native handle for any store. A native store (or a copy whose four methods
+ * are still its own) gives its handle; any other object with the four methods is bridged.
  */
 function toStoreHandle(store) {
-  if (typeof store === 'object' && store !== null) {
-    const h = handles.get(store)
-    if (h !== undefined) return h
+  if (isObject(store) || typeof store === 'function') {
+    const h = methodHandles.get(store.saveCheckpoint)
+    if (h !== undefined && METHODS.every((m) => methodHandles.get(store[m]) === h)) return h
     if (METHODS.every((m) => typeof store[m] === 'function')) {
       return callNative(
         native.createHostCheckpointStore,
@@ -185,7 +179,7 @@ function toStoreHandle(store) {
       )
     }
   }
-  throw invalidInput(`store must be a CheckpointStore: an object with ${METHODS.join(', ')}`)
+  throw typeError(`store must be a CheckpointStore: an object with ${METHODS.join(', ')}`)
 }
 
 module.exports = {
@@ -196,6 +190,6 @@ module.exports = {
 
 // Internal helpers: non-enumerable, so `index.js` (which spreads this module) does not
 // export them.
-for (const [name, value] of Object.entries({ toStoreHandle, wrapHandle, CONFLICT_CODE })) {
+for (const [name, value] of Object.entries({ toStoreHandle, wrapHandle, registerSignal, releaseSignal })) {
   Object.defineProperty(module.exports, name, { value, enumerable: false })
 }

@@ -39,36 +39,75 @@ export interface AgentIdentity {
   readonly [extra: string]: unknown
 }
 
-/** Every cap of the service, each with a default and a hard maximum (outside `1..hard` is a `RangeError`). */
+/**
+ * Caps of the service (`@arnilo/prism`'s `ArtifactLimits`), each optional: the default
+ * when absent; an integer in `1..hard` otherwise (else a `RangeError`, never clamped).
+ */
 export interface ArtifactLimits {
-  /** Artifacts per thread (default 64, hard 256). */
-  readonly artifactsPerThread: number
-  /** Revisions per artifact (default 32, hard 128). */
-  readonly revisionsPerArtifact: number
-  /** Serialized record bytes, the aggregate backstop (default 8 KiB, hard 64 KiB). */
-  readonly recordBytes: number
-  /** Serialized preview bytes (default 16 KiB, hard 64 KiB). */
-  readonly previewBytes: number
-  /** Citations per revision (default 32, hard 128). */
-  readonly citationsPerRevision: number
-  /** Serialized bytes of one citation (default 2 KiB, hard 8 KiB). */
-  readonly citationBytes: number
-  /** MIME type bytes (default 128, hard 512). */
-  readonly mimeBytes: number
-  /** Hash bytes (default 256, hard 1 KiB). */
-  readonly hashBytes: number
-  /** URI bytes (default 2 KiB, hard 8 KiB). */
-  readonly uriBytes: number
-  /** Note bytes (default 1 KiB, hard 8 KiB). */
-  readonly noteBytes: number
-  /** Title bytes, also artifact `kind` and citation titles (default 256, hard 2 KiB). */
-  readonly titleBytes: number
+  /** Artifacts per thread (default 64, hard 256; `too_many_artifacts`). */
+  readonly artifactsPerThread?: number
+  /** Revisions per artifact (default 32, hard 128; `too_many_revisions`). */
+  readonly revisionsPerArtifact?: number
+  /** Serialized record bytes, the aggregate backstop (default 8 KiB, hard 64 KiB; `record_too_large`). */
+  readonly recordBytes?: number
+  /** Serialized preview bytes (default 16 KiB, hard 64 KiB; `preview_too_large`). */
+  readonly previewBytes?: number
+  /** Citations per revision (default 32, hard 128; `too_many_citations`). */
+  readonly citations?: number
+  /** Serialized bytes of one citation (default 2 KiB, hard 8 KiB; `citation_too_large`). */
+  readonly citationBytes?: number
+  /** MIME type bytes (default 128, hard 512; `mime_too_large`). */
+  readonly mimeBytes?: number
+  /** Hash bytes (default 256, hard 1 KiB; `hash_too_large`). */
+  readonly hashBytes?: number
+  /** URI bytes (default 2 KiB, hard 8 KiB; `uri_too_large`). */
+  readonly uriBytes?: number
+  /** Change note and decision note bytes (default 1 KiB, hard 8 KiB; `note_too_large`). */
+  readonly noteBytes?: number
+  /** Title bytes, also artifact `kind` and citation titles (default 256, hard 2 KiB; `title_too_large`). */
+  readonly titleBytes?: number
   /** Largest list page; larger requested limits are reduced to it (default 50, hard 200). */
-  readonly listPageSize: number
-  /** Longest delivery-link lifetime and the default TTL, in seconds (default 300, hard 86400). */
-  readonly deliveryTtlSeconds: number
-  /** Largest delivery link, in bytes (default 4 KiB, hard 16 KiB). */
-  readonly deliveryTokenBytes: number
+  readonly listPageLimit?: number
+  /** Longest delivery-link lifetime and the default TTL, in seconds (default 300, hard 86 400). */
+  readonly deliveryLinkTtlSeconds?: number
+  /** Largest delivery link, in bytes (default 4 KiB, hard 16 KiB; `link_too_large`). */
+  readonly deliveryLinkTokenBytes?: number
+  /** Largest HTTP request body the handler reads (default 64 KiB, hard 1 MiB); the service ignores it. */
+  readonly maxRequestBytes?: number
+}
+
+/** Every cap, resolved (`resolveArtifactLimits`, `service.limits`): see {@link ArtifactLimits}. */
+export interface ResolvedArtifactLimits {
+  /** Artifacts per thread. */
+  readonly artifactsPerThread: number
+  /** Revisions per artifact. */
+  readonly revisionsPerArtifact: number
+  /** Serialized record bytes. */
+  readonly recordBytes: number
+  /** Serialized preview bytes. */
+  readonly previewBytes: number
+  /** Citations per revision. */
+  readonly citations: number
+  /** Serialized bytes of one citation. */
+  readonly citationBytes: number
+  /** MIME type bytes. */
+  readonly mimeBytes: number
+  /** Hash bytes. */
+  readonly hashBytes: number
+  /** URI bytes. */
+  readonly uriBytes: number
+  /** Note bytes. */
+  readonly noteBytes: number
+  /** Title bytes. */
+  readonly titleBytes: number
+  /** Largest list page. */
+  readonly listPageLimit: number
+  /** Longest and default delivery-link lifetime, in seconds. */
+  readonly deliveryLinkTtlSeconds: number
+  /** Largest delivery link, in bytes. */
+  readonly deliveryLinkTokenBytes: number
+  /** Largest HTTP request body, in bytes. */
+  readonly maxRequestBytes: number
 }
 
 /** A span of the cited source, `start..end` in host-chosen units. */
@@ -108,48 +147,39 @@ export interface ArtifactCitation {
   readonly support?: number
 }
 
-/** Producer-run attribution of a revision. */
-export interface ArtifactProducer {
-  /** The agent run that produced the revision. */
-  readonly runId?: string
-  /** The producing agent. */
-  readonly agentId?: string
-  /** The tool call that produced it. */
-  readonly toolCallId?: string
-}
-
-/** One revision of an artifact: a reference with metadata, never the body. */
+/** One immutable revision of an artifact: a reference with metadata, never the body. */
 export interface ArtifactRevision {
   /** Revision number, 1-based and consecutive. */
   readonly version: number
-  /** Host blob reference. */
+  /** Host blob reference (never a local filesystem path). */
   readonly uri: string
+  /** MIME type. */
   readonly mime: string
-  /** Content hash, e.g. `"sha256:…"`. */
+  /** Host-computed content hash, e.g. `"sha256:…"`. */
   readonly hash: string
-  /** Body size in bytes, when recorded. */
+  /** Expected body byte length. */
   readonly size?: number
-  /** Revision title. */
-  readonly title?: string
-  /** Free-text note of the producer. */
-  readonly note?: string
-  /** Bounded preview metadata (any JSON object). */
-  readonly preview?: Readonly<Record<string, unknown>>
+  /** The producer's note on this revision. */
+  readonly changeNote?: string
+  /** The run that produced this revision. */
+  readonly producerRunId?: string
   /** Citations and data sources. */
   readonly citations?: readonly ArtifactCitation[]
-  /** Producer-run attribution. */
-  readonly producer?: ArtifactProducer
-  /** Actor ref (`kind:id`) of the verified identity that created it. */
+  /** Preview metadata only (any JSON object); the host renders content. */
+  readonly preview?: Readonly<Record<string, unknown>>
+  /** (Addition) The revision's title. */
+  readonly title?: string
+  /** (Addition) Actor ref (`kind:id`) of the verified identity that created it. */
   readonly createdBy?: string
   /** ISO-8601. */
   readonly createdAt: string
 }
 
-/** Review decision states. */
-export type ArtifactDecisionState = 'approved' | 'rejected'
-
 /** Review state of an artifact's latest revision. */
-export type ArtifactReviewState = 'pending' | 'approved' | 'rejected'
+export type ArtifactApprovalState = 'pending' | 'approved' | 'rejected'
+
+/** A resolved decision on one revision (pending is the absence of a decision). */
+export type ArtifactDecisionState = Exclude<ArtifactApprovalState, 'pending'>
 
 /** The one decision on one revision (a later decision on the same revision replaces it). */
 export interface ArtifactApproval {
@@ -159,127 +189,135 @@ export interface ArtifactApproval {
   readonly state: ArtifactDecisionState
   /** Reviewer ref: explicit `reviewer`, else the identity's `kind:id`. */
   readonly reviewer: string
-  /** Reviewer's note (e.g. the requested changes). */
+  /** Change request or rejection note. */
   readonly note?: string
-  /** `citationBindingDigest(revision.citations ?? [])`, stamped on approve. */
+  /** (Addition) `citationBindingDigest(revision.citations ?? [])`, stamped on approve. */
   readonly evidenceDigest?: string
   /** ISO-8601. */
   readonly decidedAt: string
 }
 
-/** A durable artifact review record. */
-export interface ArtifactRecord {
+/**
+ * A durable artifact review record, the checkpoint value (namespace `prism.artifact`, key
+ * `threadId:artifactId`). Records the reference's service wrote load as they are; the
+ * additions `state` and `latestVersion` are always present on records this package
+ * returns (derived from `revisions` and `approvals`, never trusted from storage).
+ */
+export interface ArtifactRecord extends OwnershipScope {
   /** Artifact id (given on attach, or generated as `art_<24 hex>`). */
   readonly id: string
   /** Owning thread. */
   readonly threadId: string
-  /** Owner scope; only exactly this scope sees the record. */
-  readonly ownership: OwnershipScope
-  /** Artifact kind given on attach. */
-  readonly kind?: string
-  /** Title of the latest revision that had one. */
+  /** Title given on attach (or by a later revision that had one). */
   readonly title?: string
-  /** Review state of the latest revision (a new revision is `pending`). */
-  readonly state: ArtifactReviewState
-  /** Number of the latest revision. */
-  readonly latestVersion: number
-  /** Highest approved revision; never moves backwards, never cleared by a rejection. */
-  readonly lastValidatedVersion?: number
   /** Every revision, oldest first. */
   readonly revisions: readonly ArtifactRevision[]
   /** At most one decision per revision, ordered by version. */
   readonly approvals: readonly ArtifactApproval[]
+  /** Highest approved revision; never moves backwards, never cleared by a rejection. */
+  readonly lastValidatedVersion?: number
   /** ISO-8601 creation time. */
   readonly createdAt: string
   /** ISO-8601 time of the last change. */
   readonly updatedAt: string
+  /** (Addition) Artifact kind given on attach. */
+  readonly kind?: string
+  /** (Addition) Review state of the latest revision (a new revision is `pending`). */
+  readonly state?: ArtifactApprovalState
+  /** (Addition) Number of the latest revision. */
+  readonly latestVersion?: number
 }
 
-/** What a delivery link grants (the signed payload). */
-export interface ArtifactDeliveryToken {
+/** Signed, expiring delivery authorization; reauthorized per download, never a bearer secret. */
+export interface ArtifactDeliveryToken extends OwnershipScope {
   /** The artifact. */
   readonly artifactId: string
   /** Its thread. */
   readonly threadId: string
   /** The delivered revision. */
   readonly version: number
-  /** The ownership the link was issued to; reauthorize against it on download. */
-  readonly ownership: OwnershipScope
   /** ISO-8601. */
   readonly issuedAt: string
   /** ISO-8601; at or after it the link is `link_expired`. */
   readonly expiresAt: string
 }
 
-/** A signed link and the token it carries. */
-export interface ArtifactDelivery {
-  /** `base64url(JSON payload).base64url(HMAC-SHA256)`. */
-  readonly link: string
-  /** The signed payload, decoded. */
-  readonly token: ArtifactDeliveryToken
-}
-
 /** Members every operation takes. */
-export interface ArtifactOperationBase {
-  /** From host `authorize`; cross-ownership access is `not_found`. */
+export interface ArtifactServiceInput {
+  /** From host `authorize`; another owner's artifact is `not_found`. */
   readonly ownership: OwnershipScope
   /** Optional verified identity (refused when unverified, expired, revoked or conflicting). */
   readonly identity?: AgentIdentity
-  /** Honoured before and between store calls; the call rejects with `signal.reason`. */
+  /** Honoured before and between store calls (and handed to host stores); the call rejects with `signal.reason`. */
   readonly signal?: AbortSignal
-  /** Thread id: 1..128 characters of `A-Z a-z 0-9 . _ -`. */
-  readonly threadId: string
-}
-
-/** Revision fields of attach/revise. */
-export interface ArtifactRevisionInput {
-  /** Host blob reference; `file:`, absolute, drive and UNC paths are `unsafe_uri`. */
-  readonly uri: string
-  /** Content hash (`hashBytes`). */
-  readonly hash: string
-  /** Body size in bytes. */
-  readonly size?: number
-  /** Title (`titleBytes`). */
-  readonly title?: string
-  /** Note (`noteBytes`). */
-  readonly note?: string
-  /** Preview metadata (`previewBytes`; at most 32 levels deep). */
-  readonly preview?: Readonly<Record<string, unknown>>
-  /** Citations (`citationsPerRevision`, each `citationBytes`). */
-  readonly citations?: readonly ArtifactCitation[]
-  /** Producer-run attribution (each member 1..256 bytes). */
-  readonly producer?: ArtifactProducer
 }
 
 /** `attach` input. */
-export interface ArtifactAttachInput extends ArtifactOperationBase, ArtifactRevisionInput {
-  /** Explicit id: attach is then an idempotent get-or-create. */
-  readonly id?: string
+export interface ArtifactAttachInput extends ArtifactServiceInput {
+  /** Thread id: 1..128 characters of `A-Z a-z 0-9 . _ -`. */
+  readonly threadId: string
+  /** Host blob reference; `file:`, absolute, drive, UNC and home paths are `unsafe_uri`. */
+  readonly uri: string
   /** MIME type (`mimeBytes`). */
   readonly mime: string
-  /** Artifact kind (bounded like titles). */
+  /** Content hash (`hashBytes`). */
+  readonly hash: string
+  /** Expected body byte length (a non-negative safe integer). */
+  readonly size?: number
+  /** Explicit id: attach is then an idempotent get-or-create. */
+  readonly id?: string
+  /** Title (`titleBytes`). */
+  readonly title?: string
+  /** Note on this revision (`noteBytes`, else `note_too_large`). */
+  readonly changeNote?: string
+  /** The producing run: `^[A-Za-z0-9][A-Za-z0-9._:-]*$`, at most 128 (else `invalid_id`). */
+  readonly producerRunId?: string
+  /** Citations (`citations`, each `citationBytes`). */
+  readonly citations?: readonly ArtifactCitation[]
+  /** Preview metadata (`previewBytes`; at most 32 levels deep). */
+  readonly preview?: Readonly<Record<string, unknown>>
+  /** (Addition) Artifact kind (bounded like titles). */
   readonly kind?: string
 }
 
-/** `revise` input; `mime` defaults to the previous revision's. */
-export interface ArtifactReviseInput extends ArtifactOperationBase, ArtifactRevisionInput {
-  readonly artifactId: string
-  /** MIME type; defaults to the previous revision's. */
-  readonly mime?: string
-}
-
 /** `list` input. */
-export interface ArtifactListInput extends ArtifactOperationBase {
+export interface ArtifactListInput extends ArtifactServiceInput {
+  /** The thread. */
+  readonly threadId: string
   /** `nextCursor` of the previous page. */
   readonly cursor?: string
-  /** Page size; reduced to `limits.listPageSize`. */
+  /** Page size; reduced to `limits.listPageLimit`. */
   readonly limit?: number
 }
 
 /** Input addressing one artifact. */
-export interface ArtifactRefInput extends ArtifactOperationBase {
-  /** The artifact id. */
+export interface ArtifactRefInput extends ArtifactServiceInput {
+  /** The thread. */
+  readonly threadId: string
+  /** The artifact. */
   readonly artifactId: string
+}
+
+/** `revise` input. */
+export interface ArtifactReviseInput extends ArtifactRefInput {
+  /** Host blob reference of the new revision. */
+  readonly uri: string
+  /** MIME type; defaults to the previous revision's. */
+  readonly mime?: string
+  /** Content hash. */
+  readonly hash: string
+  /** Expected body byte length. */
+  readonly size?: number
+  /** Note on this revision. */
+  readonly changeNote?: string
+  /** The producing run. */
+  readonly producerRunId?: string
+  /** Citations. */
+  readonly citations?: readonly ArtifactCitation[]
+  /** Preview metadata. */
+  readonly preview?: Readonly<Record<string, unknown>>
+  /** (Addition) A new title for the record. */
+  readonly title?: string
 }
 
 /** `compare` input: two distinct revision numbers. */
@@ -290,8 +328,11 @@ export interface ArtifactCompareInput extends ArtifactRefInput {
   readonly to: number
 }
 
-/** `compare` result: hash and metadata only. */
-export interface ArtifactComparison {
+/**
+ * `compare` result: hash and metadata only. `from` and `to` are the revision numbers
+ * compared (the reference returns the two revisions there; see README, Differences).
+ */
+export interface ArtifactCompareResult {
   /** The artifact. */
   readonly artifactId: string
   /** As requested. */
@@ -315,42 +356,66 @@ export interface ArtifactComparison {
 export interface ArtifactDecisionInput extends ArtifactRefInput {
   /** The revision decided. */
   readonly version: number
-  /** Explicit reviewer ref (1..256 bytes); without it the identity's `kind:id` is used. */
-  readonly reviewer?: string
   /** Decision note (`noteBytes`). */
   readonly note?: string
+  /** Explicit reviewer ref (1..256 bytes); without it the identity's `kind:id` is used. */
+  readonly reviewer?: string
 }
 
 /** `deliveryLink` input. */
-export interface ArtifactDeliveryLinkInput extends ArtifactRefInput {
+export interface ArtifactDeliveryInput extends ArtifactRefInput {
   /** Defaults to the last validated revision, else the latest. */
   readonly version?: number
-  /** 1..limits.deliveryTtlSeconds (the default). */
+  /** An integer in `1..limits.deliveryLinkTtlSeconds` (the default); otherwise a `RangeError`. */
   readonly ttlSeconds?: number
 }
 
-/** Event types of the `onDecision` audit seam. */
-export type ArtifactDecisionEventType = 'artifact_attached' | 'artifact_revised' | 'artifact_approved' | 'artifact_rejected'
+/** A signed link and the token it carries. */
+export interface ArtifactDeliveryResult {
+  /** `base64url(JSON.stringify(token)).base64url(HMAC-SHA256)`. */
+  readonly link: string
+  /** The signed token. */
+  readonly token: ArtifactDeliveryToken
+  /** A presigned blob-store URL, when a body store is wired (not in this version). */
+  readonly url?: string
+}
 
-/** An audit event (redacted; actor refs only). */
-export interface ArtifactDecisionEvent {
+/** An attach or revise audit event (redacted; actor refs only); owner members are additions. */
+export interface ArtifactContentEvent extends OwnershipScope {
   /** What happened. */
-  readonly type: ArtifactDecisionEventType
+  readonly type: 'artifact_attached' | 'artifact_revised'
   /** The artifact. */
   readonly artifactId: string
   /** Its thread. */
   readonly threadId: string
-  /** The revision created or decided. */
+  /** The revision created. */
   readonly version: number
-  /** Owner scope of the artifact. */
-  readonly ownership: OwnershipScope
-  /** Actor ref (`kind:id` or explicit reviewer), when known. */
+  /** Actor ref (`kind:id`) of the identity, when one was given. */
   readonly actor?: string
-  /** The decision, for approve/reject. */
-  readonly state?: ArtifactDecisionState
   /** ISO-8601. */
-  readonly at: string
+  readonly timestamp: string
 }
+
+/** An approve or reject audit event (redacted); owner members and `state` are additions. */
+export interface ArtifactReviewEvent extends OwnershipScope {
+  /** What happened. */
+  readonly type: 'artifact_approved' | 'artifact_rejected'
+  /** The artifact. */
+  readonly artifactId: string
+  /** Its thread. */
+  readonly threadId: string
+  /** The revision decided. */
+  readonly version: number
+  /** The reviewer ref. */
+  readonly reviewer: string
+  /** ISO-8601. */
+  readonly timestamp: string
+  /** (Addition) The decision. */
+  readonly state?: ArtifactDecisionState
+}
+
+/** The `onDecision` audit event, as the reference's `ArtifactDecisionEvent`. */
+export type ArtifactDecisionEvent = ArtifactContentEvent | ArtifactReviewEvent
 
 /** Redacts registered secrets out of any value. */
 export interface SecretRedactor {
@@ -359,13 +424,13 @@ export interface SecretRedactor {
 }
 
 /** Options of {@link createArtifactService}. */
-export interface ArtifactServiceOptions {
+export interface CreateArtifactServiceOptions {
   /** Runs before persist and on every response and audit event. */
   readonly redactor: SecretRedactor
-  /** HMAC key for delivery links: 16..4096 bytes. */
+  /** HMAC key for delivery links: 16..4096 bytes (a shorter one is a `TypeError`). */
   readonly linkSecret: string | Uint8Array
   /** Caps; each must be an integer in `1..hard` (`RangeError` otherwise). */
-  readonly limits?: Partial<ArtifactLimits>
+  readonly limits?: ArtifactLimits
   /**
    * Audit seam, awaited after each durable attach/revise/approve/reject. If it throws, the
    * operation rejects with an `ArtifactError` carrying `committed: true`, `record` and `cause`.
@@ -375,12 +440,11 @@ export interface ArtifactServiceOptions {
 
 /**
  * The artifact review service. Every operation rejects with an `ArtifactError` when a rule
- * refuses the call; a failure of the store's backend itself (a dropped database connection)
- * is an `Error` with `code: "ERR_PRISM_INTERNAL"` and a message without credentials.
+ * refuses the call (a `ttlSeconds` out of range: a `RangeError`); a failure of the store's
+ * backend itself (a dropped database connection) is an `Error` with
+ * `code: "ERR_PRISM_INTERNAL"` and a message without credentials.
  */
 export interface ArtifactService {
-  /** The resolved caps. */
-  readonly limits: Readonly<ArtifactLimits>
   /** Create revision 1 (pending); with `id`, returns the existing record if there is one (no event). */
   attach(input: ArtifactAttachInput): Promise<ArtifactRecord>
   /** One page of the thread's artifacts for this ownership. */
@@ -390,7 +454,7 @@ export interface ArtifactService {
   /** Append a revision; state resets to `pending`. */
   revise(input: ArtifactReviseInput): Promise<ArtifactRecord>
   /** Hash/metadata comparison of two distinct revisions. */
-  compare(input: ArtifactCompareInput): Promise<ArtifactComparison>
+  compare(input: ArtifactCompareInput): Promise<ArtifactCompareResult>
   /** Approve a revision: advances `lastValidatedVersion`, stamps `evidenceDigest`. */
   approve(input: ArtifactDecisionInput): Promise<ArtifactRecord>
   /** Reject (request changes); never clears `lastValidatedVersion`. */
@@ -398,68 +462,48 @@ export interface ArtifactService {
   /** The last approved revision; `not_validated` before any approval. */
   lastValidated(input: ArtifactRefInput): Promise<ArtifactRevision>
   /** A signed, expiring delivery link. */
-  deliveryLink(input: ArtifactDeliveryLinkInput): Promise<ArtifactDelivery>
+  deliveryLink(input: ArtifactDeliveryInput): Promise<ArtifactDeliveryResult>
 }
 
-/** Create the service over any checkpoint store. Bad options are `TypeError`/`RangeError`. */
-export declare function createArtifactService(store: CheckpointStore, options: ArtifactServiceOptions): ArtifactService
+/** Create the service over any checkpoint store; `limits` (an addition) holds the resolved caps. */
+export declare function createArtifactService(
+  store: CheckpointStore,
+  options: CreateArtifactServiceOptions,
+): ArtifactService & { readonly limits: ResolvedArtifactLimits }
 
 /** A redactor over `secrets` (empty strings are ignored). Its redaction runs natively in the service. */
 export declare function createSecretRedactor(secrets: readonly string[]): SecretRedactor
 
-/** The frozen resolved caps; a value outside `1..hard` is a `RangeError`. */
-export declare function resolveArtifactLimits(limits?: Partial<ArtifactLimits>): Readonly<ArtifactLimits>
+/** The frozen resolved caps; a value outside `1..hard` is a `RangeError`, an unknown name a `TypeError`. */
+export declare function resolveArtifactLimits(limits?: ArtifactLimits): ResolvedArtifactLimits
 
-/** Input of {@link signArtifactDeliveryLink}. */
-export interface ArtifactDeliveryLinkSignInput {
-  /** The artifact id. */
-  readonly artifactId: string
-  /** Its thread id. */
-  readonly threadId: string
-  /** The revision to deliver. */
-  readonly version: number
-  /** The ownership the link is issued to. */
-  readonly ownership: OwnershipScope
-  /** 1..limits.deliveryTtlSeconds (the default). */
-  readonly ttlSeconds?: number
-}
+/**
+ * Sign exactly `token`: `base64url(JSON.stringify(token))` `.` `base64url(HMAC-SHA256)`
+ * keyed with the secret's bytes (a string's UTF-8) → the link. A token without the members
+ * a verifier reads, or an empty secret, is a `TypeError`; a link over 16 KiB `link_too_large`.
+ */
+export declare function signArtifactDeliveryLink(token: ArtifactDeliveryToken, secret: string | Uint8Array): string
 
-/** Options of the link functions. */
-export interface ArtifactDeliveryLinkOptions {
-  /** Caps (`deliveryTtlSeconds`, `deliveryTokenBytes`). */
-  readonly limits?: Partial<ArtifactLimits>
-  /** The current time (tests); default `Date.now()`. */
-  readonly now?: Date | number
-}
-
-/** Sign a delivery link (`link_too_large` past `deliveryTokenBytes`). */
-export declare function signArtifactDeliveryLink(
-  input: ArtifactDeliveryLinkSignInput,
-  secret: string | Uint8Array,
-  options?: ArtifactDeliveryLinkOptions,
-): ArtifactDelivery
-
-/** Verify a link: `link_too_large`, then `invalid_link` (shape, signature), then `link_expired`. */
+/**
+ * Verify a link: over `maxBytes` (default 16 KiB) → `link_too_large`; bad shape, signature
+ * (a wrong secret of any length) or payload → `invalid_link`; at or after `expiresAt` →
+ * `link_expired`. `now` (an addition) is the current time, default `Date.now()`.
+ */
 export declare function verifyArtifactDeliveryLink(
   link: string,
   secret: string | Uint8Array,
-  options?: ArtifactDeliveryLinkOptions,
+  maxBytes?: number,
+  now?: Date | number,
 ): ArtifactDeliveryToken
 
-/** Review state of a record's latest revision. */
-export interface ArtifactApprovalStateResult {
-  /** The latest revision number. */
-  readonly version: number
-  /** Its review state. */
-  readonly state: ArtifactReviewState
-  /** The record's last validated revision. */
-  readonly lastValidatedVersion?: number
-  /** The decision on the latest revision, if any. */
-  readonly approval?: ArtifactApproval
-}
+/** The decision on the record's latest revision, else `pending`; reads only `revisions` and `approvals`. */
+export declare function artifactApprovalState(record: Pick<ArtifactRecord, 'revisions' | 'approvals'>): ArtifactApprovalState
 
-/** Derive the review state of the latest revision from a record. */
-export declare function artifactApprovalState(record: ArtifactRecord): ArtifactApprovalStateResult
+/** Checkpoint key of an artifact: `threadId:artifactId` (thread-scoped, so a thread lists by prefix). */
+export declare function artifactCheckpointKey(threadId: string, artifactId: string): string
+
+/** Checkpoint namespace of artifact records. */
+export declare const ARTIFACT_CHECKPOINT_NAMESPACE: 'prism.artifact'
 
 /** A host's already-retrieved snapshot of a cited source. */
 export interface CitationSourceSnapshot {

@@ -5,105 +5,86 @@
  * @packageDocumentation
  */
 
-import type { AgentIdentity, ArtifactDeliveryToken, SecretRedactor } from './artifacts'
+import type { AgentIdentity, ArtifactDeliveryToken, ArtifactLimits, ArtifactService, SecretRedactor } from './artifacts'
 import type { OwnershipScope } from './store'
 
-/** The `operation` passed to `authorize`: the service method a route calls, or `download`. */
-export type ArtifactHttpOperation =
-  | 'attach'
-  | 'list'
-  | 'get'
-  | 'revise'
-  | 'compare'
-  | 'approve'
-  | 'reject'
-  | 'lastValidated'
-  | 'deliveryLink'
-  | 'download'
+/** The `operation` passed to `authorize` (`@arnilo/prism`'s names). */
+export type ArtifactOperation =
+  | 'artifact.attach'
+  | 'artifact.list'
+  | 'artifact.get'
+  | 'artifact.revise'
+  | 'artifact.compare'
+  | 'artifact.approve'
+  | 'artifact.reject'
+  | 'artifact.last-validated'
+  | 'artifact.delivery-link'
+  | 'artifact.download'
 
 /** What `authorize` receives. Ownership comes only from its answer, never from the body. */
-export interface ArtifactAuthorizeArgs {
+export interface ArtifactAuthorizationInput {
   /** The incoming request (headers, URL). Do not read its body. */
   readonly request: Request
   /** What the request wants to do. */
-  readonly operation: ArtifactHttpOperation
+  readonly operation: ArtifactOperation
   /** Thread id from the path (or from the verified link on download). */
   readonly threadId?: string
   /** Artifact id from the path (or from the verified link on download). */
   readonly artifactId?: string
-  /** On download: the verified link payload (signature and expiry already checked). */
+  /** On download: the verified delivery token to reauthorize against (signature and expiry already checked). */
   readonly deliveryToken?: ArtifactDeliveryToken
   /** Aborts when the client goes away. */
   readonly signal: AbortSignal
 }
 
+/** A grant: the ownership the request acts for, and optionally a host-verified identity. */
+export interface PrismServerAuthorization {
+  /** The owner every service call is made for. */
+  readonly ownership: OwnershipScope
+  /**
+   * Host-verified identity; the handler refuses (403) one that is not `verified: true`, is
+   * expired or revoked, or whose tenant/account/user conflicts with the ownership.
+   */
+  readonly identity?: AgentIdentity
+  /** Host data; not read by the handler. */
+  readonly metadata?: Readonly<Record<string, unknown>>
+}
+
 /**
- * What `authorize` answers: `false` (or `null`/`undefined`) refuses with 403; an ownership
- * alone, or `{ ownership, identity? }`, grants. The handler refuses (403) an identity that
- * is not `verified: true`, is expired or revoked, or whose tenant/account/user conflicts
- * with the ownership; the service checks it again.
+ * The host's authorization callback: `false` refuses (403); a grant allows. As additions,
+ * `null`/`undefined` also refuse and a bare `OwnershipScope` is a grant without identity.
  */
-export type ArtifactAuthorizeResult =
+export type ArtifactAuthorizer = (
+  input: ArtifactAuthorizationInput,
+) =>
   | false
   | null
   | undefined
   | OwnershipScope
-  | { readonly ownership: OwnershipScope; readonly identity?: AgentIdentity }
-
-/** The host's authorization callback. */
-export type ArtifactAuthorize = (args: ArtifactAuthorizeArgs) => ArtifactAuthorizeResult | PromiseLike<ArtifactAuthorizeResult>
-
-/**
- * The service methods the handler calls: an `ArtifactService` from `createArtifactService`,
- * or any object with the same methods (a host wrapper, a test double). Each takes one input object carrying `ownership`,
- * `identity?`, `threadId`, `artifactId?`, the body fields and `signal`, and rejects with an
- * `ArtifactError` whose `reason` picks the status.
- */
-export interface ArtifactHandlerService {
-  /** `POST {base}/:thread` (201). */
-  attach(input: any): PromiseLike<unknown>
-  /** `GET {base}/:thread` (`?cursor=&limit=`). */
-  list(input: any): PromiseLike<unknown>
-  /** `GET {base}/:thread/:artifact`, and the re-read on download. */
-  get(input: any): PromiseLike<unknown>
-  /** `POST …/revise`. */
-  revise(input: any): PromiseLike<unknown>
-  /** `POST …/compare`. */
-  compare(input: any): PromiseLike<unknown>
-  /** `POST …/approve`. */
-  approve(input: any): PromiseLike<unknown>
-  /** `POST …/reject`. */
-  reject(input: any): PromiseLike<unknown>
-  /** `GET …/last-validated`. */
-  lastValidated(input: any): PromiseLike<unknown>
-  /** `POST …/delivery-link`. */
-  deliveryLink(input: any): PromiseLike<unknown>
-}
-
-/** Caps of the handler. */
-export interface ArtifactHandlerLimits {
-  /** Largest request body in bytes, enforced while streaming (default 65 536, hard 1 048 576; outside `1..hard` is a RangeError). */
-  readonly maxRequestBytes?: number
-}
+  | PrismServerAuthorization
+  | Promise<false | null | undefined | OwnershipScope | PrismServerAuthorization>
 
 /** Options of {@link createArtifactHandler}. */
-export interface ArtifactHandlerOptions {
-  /** The artifact service the routes call. */
-  readonly service: ArtifactHandlerService
+export interface CreateArtifactHandlerOptions {
+  /** The artifact service the routes call (or any object with its nine methods). */
+  readonly service: ArtifactService
   /** Grants ownership (and optionally an identity) per request; `false` is 403. */
-  readonly authorize: ArtifactAuthorize
+  readonly authorize: ArtifactAuthorizer
   /** The service's link secret (16..4096 bytes), to verify delivery links on download. */
   readonly linkSecret: string | Uint8Array
   /** Route prefix (default `/prism/artifacts`): absolute, no query or fragment, not `/`. */
   readonly basePath?: string
   /** Applied to every JSON response body (results and errors): `createSecretRedactor(…)` or any `{ redact(value) }`. */
   readonly redactor?: SecretRedactor | { redact(value: unknown): unknown }
-  /** Caps; see {@link ArtifactHandlerLimits}. */
-  readonly limits?: ArtifactHandlerLimits
+  /**
+   * The service's caps: `maxRequestBytes` bounds request bodies (default 64 KiB, hard
+   * 1 MiB); `deliveryLinkTokenBytes` bounds links on download (default: the service's).
+   */
+  readonly limits?: ArtifactLimits
 }
 
 /** A WHATWG fetch handler. */
-export type ArtifactFetchHandler = (request: Request) => Promise<Response>
+export type PrismRequestHandler = (request: Request) => Promise<Response>
 
 /** The JSON body of every error response. */
 export interface ArtifactHttpErrorBody {
@@ -124,10 +105,13 @@ export interface ArtifactHttpErrorBody {
  * Statuses: 400 bad input or JSON, 401 bad link signature, 403 refused, 404 unknown route or
  * artifact, 409 conflict, 410 expired link, 413 body too large, 422 too many artifacts/revisions.
  *
+ * A body may repeat the path's `threadId`/`artifactId` (a different one is 400), and integer
+ * fields may come as decimal strings; a `ttlSeconds` over the cap is 400.
+ *
  * @throws TypeError for missing or malformed options (including an unacceptable `basePath`).
- * @throws RangeError for `limits.maxRequestBytes` outside `1..1048576`.
+ * @throws RangeError for a limit outside `1..hard`.
  */
-export declare function createArtifactHandler(options: ArtifactHandlerOptions): ArtifactFetchHandler
+export declare function createArtifactHandler(options: CreateArtifactHandlerOptions): PrismRequestHandler
 
 /** A `node:http` request listener. */
 export type NodeRequestListener = (

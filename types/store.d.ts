@@ -1,7 +1,15 @@
 /**
+ * Checkpoint stores: `@arnilo/prism`'s `CheckpointStore` contract, the native stores
+ * (memory, SQLite, PostgreSQL) that implement it, and the shapes a host's own store uses.
+ *
+ * @packageDocumentation
+ */
+
+/**
  * Who owns a record: the scope a host derives from its own `authorize`, never from
- * request JSON. At least one member must be a non-empty string. Two scopes are the same
- * owner only when all three members are equal (absent equals absent only).
+ * request JSON. Native stores scope every key by all three members (absent and
+ * present-but-empty are different owners); the artifact service needs at least one
+ * non-empty member.
  */
 export interface OwnershipScope {
   /** Tenant (organisation) id. */
@@ -12,116 +20,122 @@ export interface OwnershipScope {
   readonly userId?: string
 }
 
-/** One page of a listing. */
+/** One page of a cursor-paginated listing. */
 export interface PersistencePage<T> {
-  /** The items of this page, in key order. */
+  /** The items of this page. */
   readonly items: readonly T[]
   /** Present when more items follow: pass it as `cursor` to get the next page. */
   readonly nextCursor?: string
+  /** A total count, when a store reports one (the native stores do not). */
+  readonly total?: number
 }
 
-/** A stored, versioned checkpoint. */
-export interface Checkpoint<T = unknown> {
-  /** The namespace (for example `"prism.artifact"`). */
+/** Common query controls for cursor-based pagination. */
+export interface PersistenceQuery {
+  /** The `nextCursor` of the previous page (opaque; a store's own). */
+  readonly cursor?: string
+  /** Page size: below 1 counts as 1, above the store's page cap as the cap (native default 100). */
+  readonly limit?: number
+  /** Listing order of the native stores: by namespace, key and owner, ascending (default) or descending. */
+  readonly order?: 'asc' | 'desc'
+}
+
+/** A versioned checkpoint key: namespace, key and owner. */
+export interface CheckpointKey extends OwnershipScope {
+  /** Namespace, 1..256 bytes (for example `"prism.artifact"`). */
   readonly namespace: string
-  /** The key within the namespace (for example `"thread-1:art_1"`). */
+  /** Key within the namespace, 1..1024 bytes (for example `"thread-1:art_1"`). */
   readonly key: string
-  /** Counts the saves of this key, 1 on create: the compare-and-swap counter. */
-  readonly version: number
-  /** The owner; a checkpoint is invisible to every other owner. */
-  readonly ownership: OwnershipScope
-  /** Optional free-form category. */
-  readonly category?: string
-  /** The JSON value. */
-  readonly value: T
-  /** ISO-8601 UTC time of creation. */
-  readonly createdAt: string
-  /** ISO-8601 UTC time of the last save. */
-  readonly updatedAt: string
-}
-
-/** Input of {@link CheckpointStore.saveCheckpoint}. */
-export interface SaveCheckpointInput<T = unknown> {
-  /** Namespace: 1..256 bytes. */
-  namespace: string
-  /** Key: 1..1024 bytes. */
-  key: string
-  /** The owner; saving over another owner's checkpoint is a {@link CheckpointConflictError}. */
-  ownership: OwnershipScope
-  /** Optional category, at most 256 bytes; a save replaces it (absent clears it). */
-  category?: string
-  /** Any JSON value, bounded by the store's value cap (`record_too_large` past it). */
-  value: T
-  /**
-   * Compare-and-swap: `0` creates only (conflict if the key exists); `n` replaces only
-   * the checkpoint at version `n`; absent upserts.
-   */
-  expectedVersion?: number
-}
-
-/** Input of {@link CheckpointStore.loadCheckpoint}. */
-export interface LoadCheckpointInput {
-  /** Namespace. */
-  namespace: string
-  /** Key. */
-  key: string
-  /** The caller's ownership; another owner's checkpoint loads as `undefined`. */
-  ownership: OwnershipScope
-}
-
-/** Input of {@link CheckpointStore.listCheckpoints}. */
-export interface ListCheckpointsInput {
-  /** Namespace to list. */
-  namespace: string
-  /** Only keys starting with this prefix. */
-  prefix?: string
-  /** Only checkpoints of exactly this owner. */
-  ownership?: OwnershipScope
-  /** The `nextCursor` of the previous page. */
-  cursor?: string
-  /** Page size, at least 1; capped by the store's page cap. */
-  limit?: number
-}
-
-/** Input of {@link CheckpointStore.deleteCheckpoint}. */
-export interface DeleteCheckpointInput {
-  /** Namespace. */
-  namespace: string
-  /** Key. */
-  key: string
-  /** The caller's ownership; deleting another owner's checkpoint is a conflict. */
-  ownership: OwnershipScope
-  /** Delete only the checkpoint at this version (conflict otherwise). */
-  expectedVersion?: number
+  /** Checked before the call: an aborted signal rejects with its reason and changes nothing. */
+  readonly signal?: AbortSignal
 }
 
 /**
- * A versioned key/value store of JSON checkpoints. The native stores implement it, and
- * so may a host's own object: the artifact service accepts any object with these four
- * methods. A host store signals a compare-and-swap conflict or an ownership mismatch by
- * rejecting with an error whose `code` is `"ERR_PRISM_CHECKPOINT_CONFLICT"`
- * (for example a `CheckpointConflictError`). Values are `unknown`: narrow them where
- * you read them.
+ * Input of an optimistic write. Versions are the caller's and must strictly increase;
+ * every refusal below is a `CheckpointConflictError` and changes nothing.
+ */
+export interface CheckpointSaveInput extends CheckpointKey {
+  /** The new version: a positive safe integer greater than the stored one. */
+  readonly version: number
+  /** The exact stored version required before the write; `0` creates only. */
+  readonly expectedVersion?: number
+  /** Monotonic lease fence: once a record carries one, a write with a lower or absent token is refused. */
+  readonly fencingToken?: number
+  /** Any JSON value (native stores bound its JSON text: memory `maxValueBytes`, others 16 MiB; `RangeError` past it). */
+  readonly value: unknown
+  /** Free-form category, at most 256 bytes; a save replaces it (absent clears it). */
+  readonly category?: string
+  /** Free-form JSON object, at most 64 KiB; a save replaces it (absent clears it). */
+  readonly metadata?: Readonly<Record<string, unknown>>
+}
+
+/** A stored checkpoint. Optional members are absent, never `null`. */
+export interface CheckpointRecord extends OwnershipScope {
+  /** The namespace. */
+  readonly namespace: string
+  /** The key. */
+  readonly key: string
+  /** The version the last save assigned. */
+  readonly version: number
+  /** The lease fence of the last save, if it had one. */
+  readonly fencingToken?: number
+  /** The JSON value. */
+  readonly value: unknown
+  /** The category of the last save, if it had one. */
+  readonly category?: string
+  /** ISO-8601 UTC time of the first save. */
+  readonly createdAt: string
+  /** ISO-8601 UTC time of the last save. */
+  readonly updatedAt: string
+  /** The metadata of the last save, if it had one. */
+  readonly metadata?: Readonly<Record<string, unknown>>
+}
+
+/** A bounded checkpoint query. Every given member filters; absent members match anything. */
+export interface CheckpointQuery extends PersistenceQuery, OwnershipScope {
+  /** Only this namespace (absent: every namespace). */
+  readonly namespace?: string
+  /** Only keys starting with this prefix. */
+  readonly keyPrefix?: string
+  /** Only this category, or one of these (an empty list matches nothing). */
+  readonly category?: string | readonly string[]
+  /** Checked before the call, as for {@link CheckpointKey.signal}. */
+  readonly signal?: AbortSignal
+}
+
+/** Input of `deleteCheckpoint`: a key, and (an addition of the native stores) a version. */
+export interface CheckpointDeleteInput extends CheckpointKey {
+  /** Delete only the record at this version (a `CheckpointConflictError` otherwise). Host stores may ignore it. */
+  readonly expectedVersion?: number
+}
+
+/**
+ * The generic versioned checkpoint capability (`@arnilo/prism`'s interface). The native
+ * stores implement it as plain objects whose four methods are own enumerable functions,
+ * so `{ ...store, saveCheckpoint: wrapped }` is a store too; so may a host's own object.
+ * A host store signals a compare-and-swap conflict (or, with one key space, another
+ * owner's key) by rejecting with an error whose `code` is
+ * `"ERR_PRISM_CHECKPOINT_CONFLICT"`, e.g. a `CheckpointConflictError`.
  */
 export interface CheckpointStore {
-  /** Create, replace or upsert one checkpoint; resolves to the stored checkpoint. */
-  saveCheckpoint(input: SaveCheckpointInput): Promise<Checkpoint>
-  /** The checkpoint, or `undefined` when absent or owned by someone else. */
-  loadCheckpoint(input: LoadCheckpointInput): Promise<Checkpoint | undefined>
-  /** One page of checkpoints of a namespace, in key order. */
-  listCheckpoints(input: ListCheckpointsInput): Promise<PersistencePage<Checkpoint>>
-  /** Delete one checkpoint; `false` when there was none. */
-  deleteCheckpoint(input: DeleteCheckpointInput): Promise<boolean>
+  /** Write a record (see {@link CheckpointSaveInput}); resolves to what is stored. */
+  saveCheckpoint(input: CheckpointSaveInput): Promise<CheckpointRecord>
+  /** The record, or `null` on a miss (another owner's key is a miss in the native stores). */
+  loadCheckpoint(input: CheckpointKey): Promise<CheckpointRecord | null>
+  /** One page of records. */
+  listCheckpoints(query?: CheckpointQuery): Promise<PersistencePage<CheckpointRecord>>
+  /** Delete a record; `false` when there was none. */
+  deleteCheckpoint(input: CheckpointDeleteInput): Promise<boolean>
 }
 
 /** Caps of {@link createMemoryCheckpointStore}; each an integer in `1..hard` (else `RangeError`). */
 export interface MemoryCheckpointStoreOptions {
-  /** Most checkpoints held; past it the oldest created is evicted. Default 10 000, hard 1 000 000. */
-  maxRecords?: number
-  /** Largest value (its JSON text) in bytes. Default 1 MiB, hard 16 MiB. */
-  maxValueBytes?: number
-  /** Largest page a listing returns. Default 100, hard 1000. */
-  maxPageSize?: number
+  /** Largest page a listing returns. Default 500, hard 1000. */
+  readonly maxPageSize?: number
+  /** Most records held; past it the least recently saved is evicted. Default 10 000, hard 1 000 000. */
+  readonly maxRecords?: number
+  /** Largest value (its JSON text) in bytes; larger is a `RangeError`. Default 1 MiB, hard 16 MiB. */
+  readonly maxValueBytes?: number
 }
 
 /** A bounded in-memory checkpoint store, for tests and single-process hosts. */
@@ -130,9 +144,9 @@ export declare function createMemoryCheckpointStore(options?: MemoryCheckpointSt
 /** Options of {@link createSqlitePersistence}. */
 export interface SqlitePersistenceOptions {
   /** Path of the database file (created when missing), or `":memory:"`. */
-  filename: string
+  readonly filename: string
   /** How long a write waits for another process's lock, in ms. Default 5000, `1..600000` (else `RangeError`). */
-  busyTimeoutMs?: number
+  readonly busyTimeoutMs?: number
 }
 
 /** A SQLite database holding checkpoints. */
@@ -148,9 +162,11 @@ export interface SqlitePersistence {
 
 /**
  * SQLite persistence (bundled SQLite, WAL mode, `synchronous=FULL`): one table keyed by
- * `(namespace, key)`, compare-and-swap in one statement, indexed listing. All database
- * work runs off the JavaScript thread; several processes may share one file. The file is
- * opened on first use, so a bad path surfaces as `ArtifactError('invalid_input')` then.
+ * `(namespace, key, owner)`, compare-and-swap in one statement, indexed listing. All
+ * database work runs off the JavaScript thread; several processes may share one file.
+ * The file is opened on first use (a bad path surfaces as `ArtifactError('invalid_input')`
+ * then), and a table of an earlier layout (prism-review 0.1, or
+ * `@arnilo/prism-session-store-sqlite`) is migrated then, in one transaction.
  */
 export declare function createSqlitePersistence(options: SqlitePersistenceOptions): SqlitePersistence
 
@@ -160,13 +176,13 @@ export interface PostgresPersistenceOptions {
    * A libpq-style connection string or URL (`postgres://user@host:5432/db`). Connections
    * are unencrypted (no TLS in this build). It never appears in an error message.
    */
-  connectionString: string
+  readonly connectionString: string
   /** Pool size. Default 10, `1..100` (else `RangeError`). */
-  maxConnections?: number
+  readonly maxConnections?: number
   /** Schema holding the tables: a plain identifier. Default `"public"`. */
-  schema?: string
+  readonly schema?: string
   /** Connect and pool-wait timeout in ms. Default 10 000, `1..600000` (else `RangeError`). */
-  connectTimeoutMs?: number
+  readonly connectTimeoutMs?: number
 }
 
 /** A PostgreSQL database holding checkpoints. */
@@ -181,9 +197,10 @@ export interface PostgresPersistence {
 }
 
 /**
- * PostgreSQL persistence (`tokio-postgres` + `deadpool-postgres`): the same table,
- * semantics and conformance as the SQLite store, with a `jsonb` value (object keys come
- * back in PostgreSQL's order). Many Node instances may share one database. Connection
- * failures and timeouts reject with an `Error` whose `code` is `"ERR_PRISM_INTERNAL"`.
+ * PostgreSQL persistence (`tokio-postgres` + `deadpool-postgres`): the same semantics and
+ * conformance as the SQLite store, with `jsonb` values (object keys come back in
+ * PostgreSQL's order). Many Node instances may share one database; the schema is created
+ * or migrated on first use. Connection failures and timeouts reject with an `Error` whose
+ * `code` is `"ERR_PRISM_INTERNAL"`.
  */
 export declare function createPostgresPersistence(options: PostgresPersistenceOptions): PostgresPersistence

@@ -4,7 +4,7 @@
 import { createSecretRedactor } from 'prism-review'
 import { createSqlitePersistence } from 'prism-review'
 import { createArtifactService, createArtifactHandler } from 'prism-review'
-import type { ArtifactHandlerOptions } from 'prism-review'
+import type { CreateArtifactHandlerOptions } from 'prism-review'
 import { createMemoryCheckpointStore } from 'prism-review'
 import type {
   AgentIdentity,
@@ -28,7 +28,7 @@ import {
 
 declare const ownership: OwnershipScope
 declare const identity: AgentIdentity
-declare const hostAuthorize: ArtifactHandlerOptions['authorize']
+declare const hostAuthorize: CreateArtifactHandlerOptions['authorize']
 
 export async function seedExample(): Promise<string> {
   const persistence = createSqlitePersistence({ filename: "prism.db" });
@@ -50,7 +50,7 @@ export async function seedExample(): Promise<string> {
 }
 
 export async function typedUsage(): Promise<void> {
-  const limits: Readonly<ArtifactLimits> = resolveArtifactLimits({ revisionsPerArtifact: 64, recordBytes: 64 * 1024 })
+  const limits: ArtifactLimits = resolveArtifactLimits({ revisionsPerArtifact: 64, recordBytes: 64 * 1024 })
   const svc = createArtifactService(createMemoryCheckpointStore(), {
     redactor: { redact: <T>(v: T): T => v },
     linkSecret: new Uint8Array(32),
@@ -62,19 +62,20 @@ export async function typedUsage(): Promise<void> {
   })
   const ac = new AbortController()
   const rec: ArtifactRecord = await svc.get({ ownership, threadId: 't', artifactId: 'a', signal: ac.signal })
-  const state: 'pending' | 'approved' | 'rejected' = rec.state
+  const state: 'pending' | 'approved' | 'rejected' | undefined = rec.state
   const rev: ArtifactRevision = await svc.lastValidated({ ownership, threadId: 't', artifactId: 'a' })
   const cmp = await svc.compare({ ownership, threadId: 't', artifactId: 'a', from: 1, to: 2 })
   const changed: boolean = cmp.changed.hash || cmp.changed.citations
   const page = await svc.list({ ownership, threadId: 't', limit: 10 })
   const next: string | undefined = page.nextCursor
-  const { token } = signArtifactDeliveryLink({ artifactId: 'a', threadId: 't', version: rev.version, ownership }, 'secret-of-16-bytes!', { now: new Date() })
-  const verified: ArtifactDeliveryToken = verifyArtifactDeliveryLink('x.y', 'secret-of-16-bytes!')
+  const token: ArtifactDeliveryToken = { artifactId: 'a', threadId: 't', version: rev.version, ...ownership, issuedAt: 'i', expiresAt: 'e' }
+  const link: string = signArtifactDeliveryLink(token, 'secret-of-16-bytes!')
+  const verified: ArtifactDeliveryToken = verifyArtifactDeliveryLink(link, 'secret-of-16-bytes!', 4096, new Date())
   const report = checkCitationIntegrity({ citations: rev.citations ?? [], snapshots: [{ sourceId: 's', readable: false }] })
   const reasons: readonly ('missing' | 'hash_mismatch' | 'revision_mismatch' | 'span_out_of_range' | 'acl_denied' | 'tenant_mismatch')[] = report.results[0]?.reasons ?? []
   const digest: string = citationBindingDigest(rev.citations ?? [])
   const intact: boolean = approvalEvidenceIntact(rec) && approvalEvidenceIntact(rec, 2)
-  const approval = artifactApprovalState(rec)
+  const approval: 'pending' | 'approved' | 'rejected' = artifactApprovalState(rec)
   try {
     await svc.reject({ ownership, threadId: 't', artifactId: 'a', version: 1, reviewer: 'user:r', note: 'changes' })
   } catch (e) {

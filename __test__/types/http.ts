@@ -6,11 +6,11 @@ import {
   createSecretRedactor,
   createArtifactHandler,
   toNodeListener,
-  type ArtifactAuthorize,
-  type ArtifactAuthorizeArgs,
-  type ArtifactHandlerService,
+  type ArtifactAuthorizer,
+  type ArtifactAuthorizationInput,
+  type ArtifactService,
   type ArtifactHttpErrorBody,
-  type ArtifactHttpOperation,
+  type ArtifactOperation,
 } from 'prism-review'
 
 const artifacts = createArtifactService(createMemoryCheckpointStore(), {
@@ -18,12 +18,15 @@ const artifacts = createArtifactService(createMemoryCheckpointStore(), {
   linkSecret: process.env.PRISM_ARTIFACT_LINK_SECRET!,
 })
 // Any object with the service methods is accepted, e.g. a host wrapper.
-export const wrapped: ArtifactHandlerService = { ...artifacts, get: (input) => artifacts.get(input) }
+export const wrapped: ArtifactService = { ...artifacts, get: (input) => artifacts.get(input) }
 
-const hostAuthorize: ArtifactAuthorize = async ({ request, operation, threadId, deliveryToken, signal }: ArtifactAuthorizeArgs) => {
+const hostAuthorize: ArtifactAuthorizer = async ({ request, operation, threadId, deliveryToken, signal }: ArtifactAuthorizationInput) => {
   if (signal.aborted) return false
-  const op: ArtifactHttpOperation = operation
-  if (op === 'download' && deliveryToken) return { ownership: deliveryToken.ownership }
+  const op: ArtifactOperation = operation
+  if (op === 'artifact.download' && deliveryToken) {
+    const { tenantId, accountId, userId } = deliveryToken
+    return { ownership: { tenantId, accountId, userId } }
+  }
   const user = request.headers.get('x-user')
   if (!user || !threadId) return false
   return {
@@ -48,7 +51,7 @@ export const custom = createArtifactHandler({
   linkSecret: new Uint8Array(32),
   basePath: '/api/artifacts',
   redactor: createSecretRedactor(['hunter2']),
-  limits: { maxRequestBytes: 128 * 1024 },
+  limits: { maxRequestBytes: 128 * 1024, deliveryLinkTokenBytes: 8192 },
 })
 
 export const server = http.createServer(toNodeListener(handler))

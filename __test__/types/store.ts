@@ -3,12 +3,13 @@
 import {
   createMemoryCheckpointStore,
   createSqlitePersistence,
-  CheckpointConflictError,
-  type Checkpoint,
+  createPostgresPersistence,
+  type CheckpointRecord,
   type CheckpointStore,
   type OwnershipScope,
   type PersistencePage,
   type SqlitePersistence,
+  type PostgresPersistence,
 } from 'prism-review'
 
 const persistence: SqlitePersistence = createSqlitePersistence({ filename: 'prism.db' })
@@ -19,48 +20,44 @@ const defaults: CheckpointStore = createMemoryCheckpointStore()
 const ownership: OwnershipScope = { tenantId: 'acme', userId: 'u1' }
 
 export async function roundTrip(store: CheckpointStore): Promise<number> {
-  const saved: Checkpoint = await store.saveCheckpoint({
+  const saved: CheckpointRecord = await store.saveCheckpoint({
     namespace: 'prism.artifact',
     key: 'thread-1:art_1',
-    ownership,
-    category: 'artifact',
-    value: { n: 1 },
+    ...ownership,
+    version: 1,
     expectedVersion: 0,
+    fencingToken: 3,
+    category: 'artifact',
+    metadata: { run: 'r1' },
+    value: { n: 1 },
+    signal: AbortSignal.timeout(1000),
   })
-  const loaded = await store.loadCheckpoint({ namespace: 'prism.artifact', key: 'thread-1:art_1', ownership })
-  const n: number = loaded === undefined ? 0 : (loaded.value as { n: number }).n
-  const page: PersistencePage<Checkpoint> = await store.listCheckpoints({ namespace: 'prism.artifact', prefix: 'thread-1:', limit: 10 })
+  const loaded = await store.loadCheckpoint({ namespace: 'prism.artifact', key: 'thread-1:art_1', ...ownership })
+  const n: number = loaded === null ? 0 : (loaded.value as { n: number }).n
+  const page: PersistencePage<CheckpointRecord> = await store.listCheckpoints({
+    namespace: 'prism.artifact',
+    keyPrefix: 'thread-1:',
+    category: ['artifact', 'draft'],
+    tenantId: 'acme',
+    limit: 10,
+    order: 'desc',
+  })
   const cursor: string | undefined = page.nextCursor
-  const deleted: boolean = await store.deleteCheckpoint({ namespace: 'prism.artifact', key: 'thread-1:art_1', ownership, expectedVersion: saved.version })
+  const deleted: boolean = await store.deleteCheckpoint({ namespace: 'prism.artifact', key: 'thread-1:art_1', ...ownership, expectedVersion: saved.version })
   return n + page.items.length + (cursor ? 1 : 0) + (deleted ? 1 : 0)
 }
 
-// A host's own store satisfies the interface structurally.
-const rows = new Map<string, Checkpoint>()
-export const hostStore: CheckpointStore = {
+// A native store spread with one method replaced is still a store.
+export const wrapped: CheckpointStore = {
+  ...memory,
   async saveCheckpoint(input) {
-    const prev = rows.get(input.key)
-    if (input.expectedVersion !== undefined && (prev?.version ?? 0) !== input.expectedVersion) throw new CheckpointConflictError()
-    const now = new Date().toISOString()
-    const cp = { ...input, version: (prev?.version ?? 0) + 1, createdAt: prev?.createdAt ?? now, updatedAt: now }
-    rows.set(input.key, cp)
-    return cp
-  },
-  async loadCheckpoint(input) {
-    return rows.get(input.key)
-  },
-  async listCheckpoints() {
-    return { items: [...rows.values()] }
-  },
-  async deleteCheckpoint(input) {
-    return rows.delete(input.key)
+    return memory.saveCheckpoint(input)
   },
 }
 
-export const all = [sqliteStore, memory, defaults, hostStore]
+export const all = [sqliteStore, memory, defaults, wrapped]
 export const closing: Promise<void> = persistence.close()
 
-import { createPostgresPersistence, type PostgresPersistence } from 'prism-review'
 const pg: PostgresPersistence = createPostgresPersistence({ connectionString: 'postgres://postgres@127.0.0.1:5432/test', maxConnections: 8, schema: 'prism', connectTimeoutMs: 5000 })
 export const pgStore: CheckpointStore = pg.checkpoints
 export const pgClosing: Promise<void> = pg.close()

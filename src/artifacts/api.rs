@@ -1,67 +1,46 @@
 //! The pure functions of the public API over JSON values, so the binding layer stays thin:
-//! delivery-link signing/verification, approval state, evidence digests and checks.
+//! delivery-link signing/verification, approval state, the checkpoint key, evidence
+//! digests and checks.
 
 use super::evidence::{self, approval_intact, binding_digest, parse_record};
-use super::input::{self, valid_id};
+use super::input::valid_id;
 use super::limits::ArtifactLimits;
 use super::link;
-use super::model::Decision;
+use super::model::approval_state_of;
 use super::redact::SecretRedactor;
-use super::{err, invalid, time};
+use super::{err, invalid};
 use crate::error::{ArtifactReason as R, PrismError, Result};
-use crate::json::{type_name, Fields};
-use serde_json::{json, Value};
+use crate::json::type_name;
+use serde_json::Value;
 
-/// `{ limits?, nowMs? }` of the link functions.
-fn link_options(options: &Value) -> Result<(ArtifactLimits, i64)> {
-    if options.is_null() {
-        return Ok((ArtifactLimits::defaults(), time::now_ms()));
+/// `signArtifactDeliveryLink(token, secret)`: signs exactly `token_text` (the JSON text
+/// of the caller's token object). The token must carry the members a verifier reads
+/// (`TypeError` otherwise); the secret must not be empty.
+pub fn sign_link(token_text: &str, secret: &[u8]) -> Result<String> {
+    let value: Value = serde_json::from_str(token_text)
+        .map_err(|e| PrismError::type_error(format!("token cannot be read: {e}")))?;
+    if link::token_of(&value).is_none() {
+        return Err(PrismError::type_error(
+            "token must be an ArtifactDeliveryToken: artifactId, threadId, issuedAt and expiresAt strings and a safe-integer version",
+        ));
     }
-    let f = Fields::new(options, "options", PrismError::type_error)?;
-    input::only(&f, &["limits", "nowMs"]).map_err(|e| PrismError::type_error(e.message))?;
-    let limits = ArtifactLimits::resolve(f.get("limits"))?;
-    let now = f.opt_i64("nowMs")?.unwrap_or_else(time::now_ms);
-    Ok((limits, now))
+    if secret.is_empty() {
+        return Err(PrismError::type_error("secret must not be empty"));
+    }
+    link::sign_text(
+        token_text,
+        secret,
+        ArtifactLimits::hard().delivery_link_token_bytes,
+    )
 }
 
-/// `signArtifactDeliveryLink({ artifactId, threadId, version, ownership, ttlSeconds? }, secret, options?)`.
-pub fn sign_link(value: &Value, secret: &[u8], options: &Value) -> Result<Value> {
-    let (limits, now) = link_options(options)?;
-    link::check_secret(secret)?;
-    let f = input::request(
-        value,
-        &[
-            "artifactId",
-            "threadId",
-            "version",
-            "ownership",
-            "ttlSeconds",
-        ],
-    )?;
-    let none = SecretRedactor::none();
-    let artifact = input::id(&f, "artifactId", &none)?;
-    let thread = input::id(&f, "threadId", &none)?;
-    let version = input::version(&f, "version", true)?.unwrap_or_default();
-    let owner = input::ownership(f.get("ownership"), &none)?;
-    let ttl = match f.opt_u64("ttlSeconds")? {
-        None => limits.delivery_ttl_seconds,
-        Some(t) if t >= 1 && t <= limits.delivery_ttl_seconds => t,
-        Some(_) => {
-            return Err(f.fail(
-                "ttlSeconds",
-                &format!("must be an integer in 1..={}", limits.delivery_ttl_seconds),
-            ))
-        }
-    };
-    let token = link::issue(&artifact, &thread, version, &owner, ttl, now);
-    let delivery = link::sign(&token, secret, &limits)?;
-    Ok(serde_json::to_value(delivery).unwrap_or(Value::Null))
-}
-
-/// `verifyArtifactDeliveryLink(link, secret, options?)` → the token.
-pub fn verify_link(link_value: &Value, secret: &[u8], options: &Value) -> Result<Value> {
-    let (limits, now) = link_options(options)?;
-    link::check_secret(secret)?;
+/// `verifyArtifactDeliveryLink(link, secret, maxBytes = 16 KiB, now?)` → the token.
+pub fn verify_link(
+    link_value: &Value,
+    secret: &[u8],
+    max_bytes: Option<u64>,
+    now_ms: i64,
+) -> Result<Value> {
     let Value::String(text) = link_value else {
         return Err(err(
             R::InvalidLink,
@@ -71,28 +50,24 @@ pub fn verify_link(link_value: &Value, secret: &[u8], options: &Value) -> Result
             ),
         ));
     };
-    let token = link::verify(text, secret, now, &limits)?;
+    let max = max_bytes.unwrap_or(ArtifactLimits::hard().delivery_link_token_bytes);
+    let token = link::verify(text, secret, max, now_ms)?;
     Ok(serde_json::to_value(token).unwrap_or(Value::Null))
 }
 
-/// `artifactApprovalState(record)` → `{ version, state, lastValidatedVersion?, approval? }`
-/// for the latest revision.
-pub fn approval_state(record: &Value) -> Result<Value> {
-    let rec = parse_record(record)?;
-    let decision = rec.decision(rec.latest_version);
-    let state = match decision.map(|a| a.state) {
-        Some(Decision::Approved) => "approved",
-        Some(Decision::Rejected) => "rejected",
-        None => "pending",
+/// `artifactApprovalState(record)` → `"pending" | "approved" | "rejected"`.
+pub fn approval_state(record: &Value) -> Result<&'static str> {
+    let arrays = record.as_object().and_then(|o| {
+        let revisions = o.get("revisions")?.as_array()?;
+        let approvals = o.get("approvals")?.as_array()?;
+        Some((revisions, approvals))
+    });
+    let Some((revisions, approvals)) = arrays else {
+        return Err(PrismError::type_error(
+            "record must be an ArtifactRecord with revisions and approvals arrays",
+        ));
     };
-    let mut out = json!({ "version": rec.latest_version, "state": state });
-    if let Some(v) = rec.last_validated_version {
-        out["lastValidatedVersion"] = json!(v);
-    }
-    if let Some(a) = decision {
-        out["approval"] = serde_json::to_value(a).unwrap_or(Value::Null);
-    }
-    Ok(out)
+    Ok(approval_state_of(revisions, approvals).as_str())
 }
 
 /// `approvalEvidenceIntact(record, version?)`.
@@ -131,40 +106,58 @@ pub fn check_id(id: &str, path: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     const SECRET: &[u8] = b"0123456789abcdef0123";
 
     #[test]
     fn sign_and_verify_through_values() {
-        let d = sign_link(
-            &json!({ "artifactId": "a", "threadId": "t", "version": 2, "ownership": { "userId": "u" }, "ttlSeconds": 60 }),
-            SECRET,
-            &json!({ "nowMs": 1_000 }),
-        )
-        .unwrap();
-        let t = verify_link(&d["link"], SECRET, &json!({ "nowMs": 2_000 })).unwrap();
-        assert_eq!(t, d["token"]);
-        assert_eq!(t["expiresAt"], "1970-01-01T00:01:01.000Z");
+        let token = r#"{"threadId":"t","artifactId":"a","version":2,"userId":"u","issuedAt":"1970-01-01T00:00:01.000Z","expiresAt":"1970-01-01T00:01:01.000Z","extra":1}"#;
+        let l = sign_link(token, b"short").unwrap();
+        let t = verify_link(&json!(l), b"short", None, 2_000).unwrap();
         assert_eq!(
-            verify_link(&d["link"], SECRET, &json!({ "nowMs": 61_000 }))
+            t,
+            json!({ "artifactId": "a", "threadId": "t", "version": 2, "userId": "u",
+                    "issuedAt": "1970-01-01T00:00:01.000Z", "expiresAt": "1970-01-01T00:01:01.000Z" })
+        );
+        assert_eq!(
+            verify_link(&json!(l), b"short", None, 61_000)
                 .unwrap_err()
                 .reason(),
             Some("link_expired")
         );
         assert_eq!(
-            verify_link(&json!(5), SECRET, &Value::Null)
+            verify_link(&json!(l), SECRET, None, 2_000)
                 .unwrap_err()
                 .reason(),
             Some("invalid_link")
         );
-        assert!(sign_link(&json!({ "artifactId": "a", "threadId": "t", "version": 2, "ownership": { "userId": "u" }, "ttlSeconds": 301 }), SECRET, &Value::Null).is_err());
+        assert_eq!(
+            verify_link(&json!(l), b"short", Some(10), 2_000)
+                .unwrap_err()
+                .reason(),
+            Some("link_too_large")
+        );
+        assert_eq!(
+            verify_link(&json!(5), SECRET, None, 0)
+                .unwrap_err()
+                .reason(),
+            Some("invalid_link")
+        );
+        assert_eq!(
+            sign_link(r#"{"artifactId":"a"}"#, SECRET).unwrap_err().kind,
+            crate::error::ErrorKind::Type
+        );
+        assert_eq!(
+            sign_link(token, b"").unwrap_err().kind,
+            crate::error::ErrorKind::Type
+        );
     }
 
     #[test]
-    fn approval_state_of_latest() {
+    fn approval_state_and_evidence_of_a_record() {
         let rec = json!({
-            "id": "a", "threadId": "t", "ownership": { "userId": "u" }, "state": "approved", "latestVersion": 2,
-            "lastValidatedVersion": 1, "createdAt": "x", "updatedAt": "x",
+            "id": "a", "threadId": "t", "userId": "u", "lastValidatedVersion": 1, "createdAt": "x", "updatedAt": "x",
             "revisions": [
                 { "version": 1, "uri": "https://a", "mime": "m", "hash": "h", "createdAt": "x" },
                 { "version": 2, "uri": "https://b", "mime": "m", "hash": "h2", "createdAt": "x" }
@@ -172,15 +165,19 @@ mod tests {
             "approvals": [{ "version": 1, "state": "approved", "reviewer": "user:r", "decidedAt": "x",
                             "evidenceDigest": crate::json::sha256_hex(b"[]") }]
         });
-        let s = approval_state(&rec).unwrap();
-        assert_eq!(s["state"], "pending");
-        assert_eq!(s["version"], 2);
-        assert_eq!(s["lastValidatedVersion"], 1);
+        assert_eq!(approval_state(&rec).unwrap(), "pending");
         assert!(evidence_intact(&rec, &Value::Null).unwrap());
         assert!(!evidence_intact(&rec, &json!(2)).unwrap());
         let mut tampered = rec.clone();
         tampered["revisions"][0]["citations"] = json!([{ "uri": "https://evil" }]);
         assert!(!evidence_intact(&tampered, &Value::Null).unwrap());
-        assert!(approval_state(&json!({ "id": 1 })).is_err());
+        assert_eq!(
+            approval_state(&json!({ "id": 1 })).unwrap_err().kind,
+            crate::error::ErrorKind::Type
+        );
+        assert_eq!(
+            approval_state(&json!({ "revisions": [], "approvals": [] })).unwrap(),
+            "pending"
+        );
     }
 }

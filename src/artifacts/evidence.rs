@@ -51,13 +51,13 @@ pub fn parse_citations(value: &Value, path: &str) -> Result<Vec<Citation>> {
             type_name(value)
         )));
     };
-    if items.len() as u64 > hard.citations_per_revision {
+    if items.len() as u64 > hard.citations {
         return Err(super::err(
             crate::error::ArtifactReason::TooManyCitations,
             format!(
                 "{path} has {} entries; the cap is {}",
                 items.len(),
-                hard.citations_per_revision
+                hard.citations
             ),
         ));
     }
@@ -73,7 +73,7 @@ pub fn parse_record(value: &Value) -> Result<Record> {
     // A stored preview sits a few levels below the record root.
     input::check_shape_within(value, "record", input::MAX_INPUT_DEPTH + 8)?;
     input::object(value, "record")?;
-    serde_json::from_value(value.clone())
+    Record::from_stored(value.clone())
         .map_err(|e| invalid(format!("record is not an ArtifactRecord: {e}")))
 }
 

@@ -2,7 +2,7 @@
 //! `__proto__` keys, nesting depth, ids, URIs, sizes, ownership and identity.
 
 use super::limits::ArtifactLimits;
-use super::model::{Citation, Producer, Span};
+use super::model::{Citation, Span};
 use super::redact::SecretRedactor;
 use super::{err, invalid, time};
 use crate::error::{ArtifactReason as R, PrismError, Result};
@@ -12,10 +12,10 @@ use serde_json::{Map, Value};
 
 /// Longest id (`threadId`, `artifactId`), in bytes.
 pub const MAX_ID_BYTES: usize = 128;
-/// Longest ownership member, principal kind/id, reviewer ref, producer field, cursor.
+/// Longest ownership member, principal kind/id, reviewer ref.
 pub const MAX_REF_BYTES: usize = 256;
-/// Longest list cursor, in bytes.
-pub const MAX_CURSOR_BYTES: usize = 1024;
+/// Longest list cursor, in bytes (a store's own cursor always fits).
+pub const MAX_CURSOR_BYTES: usize = crate::store::model::MAX_CURSOR_BYTES;
 /// Deepest nesting accepted anywhere in a request.
 pub const MAX_INPUT_DEPTH: usize = 32;
 /// Largest request JSON text, in bytes (every cap together stays far below it).
@@ -309,9 +309,14 @@ pub fn uri(f: &Fields<'_>, name: &str, cap: u64) -> Result<String> {
     Ok(s)
 }
 
-/// An optional non-negative integer size.
+/// An optional size: a non-negative safe integer (`invalid_input` otherwise).
 pub fn size(f: &Fields<'_>) -> Result<Option<u64>> {
-    f.opt_u64("size")
+    match f.opt_u64("size")? {
+        Some(n) if n > crate::store::MAX_SAFE_INTEGER => {
+            Err(f.fail("size", "must be a non-negative safe integer"))
+        }
+        other => Ok(other),
+    }
 }
 
 /// Optional `preview`: a JSON object of at most `previewBytes`.
@@ -338,26 +343,39 @@ pub fn preview(f: &Fields<'_>, limits: &ArtifactLimits) -> Result<Option<Value>>
     }
 }
 
-/// Optional `producer`: `{ runId?, agentId?, toolCallId? }`.
-pub fn producer(f: &Fields<'_>) -> Result<Option<Producer>> {
-    let Some(p) = f.opt_object("producer")? else {
-        return Ok(None);
-    };
-    only(&p, &["runId", "agentId", "toolCallId"])?;
-    let one = |name: &str| -> Result<Option<String>> {
-        match p.opt_str(name)? {
-            Some(s) if s.is_empty() || s.len() > MAX_REF_BYTES || has_control(s) => Err(p.fail(
-                name,
-                "must be a non-empty string of at most 256 bytes without control characters",
-            )),
-            other => Ok(other.map(str::to_string)),
+/// Optional `producerRunId`: the reference's id rule (`^[A-Za-z0-9][A-Za-z0-9._:-]*$`,
+/// at most 128 bytes), else `invalid_id`.
+pub fn producer_run_id(f: &Fields<'_>) -> Result<Option<String>> {
+    let id = match f.get("producerRunId") {
+        None => return Ok(None),
+        Some(Value::String(s)) => s,
+        Some(other) => {
+            return Err(err(
+                R::InvalidId,
+                format!(
+                    "{} must be a string, got {}",
+                    f.path("producerRunId"),
+                    type_name(other)
+                ),
+            ))
         }
     };
-    Ok(Some(Producer {
-        run_id: one("runId")?,
-        agent_id: one("agentId")?,
-        tool_call_id: one("toolCallId")?,
-    }))
+    let b = id.as_bytes();
+    let ok = !b.is_empty()
+        && b.len() <= MAX_ID_BYTES
+        && b[0].is_ascii_alphanumeric()
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b':' | b'-'));
+    if !ok {
+        return Err(err(
+            R::InvalidId,
+            format!(
+                "{} must be 1..={MAX_ID_BYTES} characters of A-Z a-z 0-9 . _ : - starting with a letter or digit",
+                f.path("producerRunId")
+            ),
+        ));
+    }
+    Ok(Some(id.clone()))
 }
 
 const CITATION_FIELDS: [&str; 11] = [
@@ -438,13 +456,13 @@ pub fn citations(f: &Fields<'_>, limits: &ArtifactLimits) -> Result<Option<Vec<C
     let Some(items) = f.opt_array("citations")? else {
         return Ok(None);
     };
-    if items.len() as u64 > limits.citations_per_revision {
+    if items.len() as u64 > limits.citations {
         return Err(err(
             R::TooManyCitations,
             format!(
                 "input.citations has {} entries; the cap is {}",
                 items.len(),
-                limits.citations_per_revision
+                limits.citations
             ),
         ));
     }

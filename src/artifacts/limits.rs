@@ -1,12 +1,14 @@
-//! The frozen caps of the artifact service. Each has a default and a hard maximum; a
-//! configured value must be an integer in `1..=hard` or construction fails with a
+//! The frozen caps of the artifact service, named as `@arnilo/prism`'s `ArtifactLimits`
+//! (`ResolvedArtifactLimits` once resolved). Each has a default and a hard maximum; a
+//! configured value must be an integer in `1..=hard` or resolution fails with a
 //! `RangeError` (never clamped silently). Unknown names and non-numbers are `TypeError`s.
+//! `maxRequestBytes` bounds an HTTP request body (the handler's); the service ignores it.
 
 use crate::error::{PrismError, Result};
 use serde::Serialize;
 use serde_json::Value;
 
-/// Resolved caps (`ArtifactLimits` in the API). Sizes are UTF-8 bytes.
+/// Resolved caps (`ResolvedArtifactLimits` in the API). Sizes are UTF-8 bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ArtifactLimits {
@@ -14,55 +16,59 @@ pub struct ArtifactLimits {
     pub revisions_per_artifact: u64,
     pub record_bytes: u64,
     pub preview_bytes: u64,
-    pub citations_per_revision: u64,
+    /// Citations per revision.
+    pub citations: u64,
     pub citation_bytes: u64,
     pub mime_bytes: u64,
     pub hash_bytes: u64,
     pub uri_bytes: u64,
     pub note_bytes: u64,
     pub title_bytes: u64,
-    pub list_page_size: u64,
-    pub delivery_ttl_seconds: u64,
-    pub delivery_token_bytes: u64,
+    pub list_page_limit: u64,
+    pub delivery_link_ttl_seconds: u64,
+    pub delivery_link_token_bytes: u64,
+    pub max_request_bytes: u64,
 }
 
 const KIB: u64 = 1024;
 
 /// `(name, default, hard)` of every cap, in declaration order.
-pub const SPEC: [(&str, u64, u64); 14] = [
+pub const SPEC: [(&str, u64, u64); 15] = [
     ("artifactsPerThread", 64, 256),
     ("revisionsPerArtifact", 32, 128),
     ("recordBytes", 8 * KIB, 64 * KIB),
     ("previewBytes", 16 * KIB, 64 * KIB),
-    ("citationsPerRevision", 32, 128),
+    ("citations", 32, 128),
     ("citationBytes", 2 * KIB, 8 * KIB),
     ("mimeBytes", 128, 512),
     ("hashBytes", 256, KIB),
     ("uriBytes", 2 * KIB, 8 * KIB),
     ("noteBytes", KIB, 8 * KIB),
     ("titleBytes", 256, 2 * KIB),
-    ("listPageSize", 50, 200),
-    ("deliveryTtlSeconds", 300, 86_400),
-    ("deliveryTokenBytes", 4 * KIB, 16 * KIB),
+    ("listPageLimit", 50, 200),
+    ("deliveryLinkTtlSeconds", 300, 86_400),
+    ("deliveryLinkTokenBytes", 4 * KIB, 16 * KIB),
+    ("maxRequestBytes", 64 * KIB, KIB * KIB),
 ];
 
 impl ArtifactLimits {
-    fn from_values(v: &[u64; 14]) -> Self {
+    fn from_values(v: &[u64; 15]) -> Self {
         Self {
             artifacts_per_thread: v[0],
             revisions_per_artifact: v[1],
             record_bytes: v[2],
             preview_bytes: v[3],
-            citations_per_revision: v[4],
+            citations: v[4],
             citation_bytes: v[5],
             mime_bytes: v[6],
             hash_bytes: v[7],
             uri_bytes: v[8],
             note_bytes: v[9],
             title_bytes: v[10],
-            list_page_size: v[11],
-            delivery_ttl_seconds: v[12],
-            delivery_token_bytes: v[13],
+            list_page_limit: v[11],
+            delivery_link_ttl_seconds: v[12],
+            delivery_link_token_bytes: v[13],
+            max_request_bytes: v[14],
         }
     }
 
@@ -145,21 +151,20 @@ mod tests {
             (64, 32, 8192, 16384)
         );
         assert_eq!(
-            (
-                d.citations_per_revision,
-                d.citation_bytes,
-                d.mime_bytes,
-                d.hash_bytes
-            ),
+            (d.citations, d.citation_bytes, d.mime_bytes, d.hash_bytes),
             (32, 2048, 128, 256)
         );
         assert_eq!(
-            (d.uri_bytes, d.note_bytes, d.title_bytes, d.list_page_size),
+            (d.uri_bytes, d.note_bytes, d.title_bytes, d.list_page_limit),
             (2048, 1024, 256, 50)
         );
         assert_eq!(
-            (d.delivery_ttl_seconds, d.delivery_token_bytes),
-            (300, 4096)
+            (
+                d.delivery_link_ttl_seconds,
+                d.delivery_link_token_bytes,
+                d.max_request_bytes
+            ),
+            (300, 4096, 65536)
         );
         let h = ArtifactLimits::hard();
         assert_eq!(
@@ -172,21 +177,20 @@ mod tests {
             (256, 128, 65536, 65536)
         );
         assert_eq!(
-            (
-                h.citations_per_revision,
-                h.citation_bytes,
-                h.mime_bytes,
-                h.hash_bytes
-            ),
+            (h.citations, h.citation_bytes, h.mime_bytes, h.hash_bytes),
             (128, 8192, 512, 1024)
         );
         assert_eq!(
-            (h.uri_bytes, h.note_bytes, h.title_bytes, h.list_page_size),
+            (h.uri_bytes, h.note_bytes, h.title_bytes, h.list_page_limit),
             (8192, 8192, 2048, 200)
         );
         assert_eq!(
-            (h.delivery_ttl_seconds, h.delivery_token_bytes),
-            (86_400, 16384)
+            (
+                h.delivery_link_ttl_seconds,
+                h.delivery_link_token_bytes,
+                h.max_request_bytes
+            ),
+            (86_400, 16384, 1_048_576)
         );
     }
 

@@ -1,28 +1,32 @@
-//! Signed, expiring delivery links: `base64url(JSON payload).base64url(HMAC-SHA256)` over
-//! `{ artifactId, threadId, version, ownership, issuedAt, expiresAt }`. Links are
-//! reauthorised per download and are not bearer secrets; the signature binds the payload
-//! bytes exactly as issued.
+//! Signed, expiring delivery links in `@arnilo/prism`'s format: `base64url(payload)` `.`
+//! `base64url(HMAC-SHA256(secret, base64url(payload)))`, where the payload is the JSON
+//! text of an `ArtifactDeliveryToken` (`{ artifactId, threadId, version, tenantId?,
+//! accountId?, userId?, issuedAt, expiresAt }`, ownership flat) and the key is the
+//! secret's bytes (a string's UTF-8). Links are reauthorised per download and are not
+//! bearer secrets; the signature binds the payload text exactly as issued, so a link
+//! signed by either implementation verifies in the other.
 
-use super::input::{self, valid_id};
-use super::limits::ArtifactLimits;
-use super::redact::SecretRedactor;
-use super::{err, time};
+use super::err;
 use crate::error::{ArtifactReason as R, PrismError, Result};
-use crate::json::Fields;
 use crate::store::Ownership;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig, URL_SAFE_NO_PAD};
+use base64::engine::DecodePaddingMode;
 use base64::Engine;
 use hmac::{Hmac, Mac};
 use serde::Serialize;
 use serde_json::Value;
 use sha2::Sha256;
 
-/// Shortest accepted link secret, in bytes.
+/// Shortest link secret the artifact service and handler accept, in bytes.
 pub const MIN_SECRET_BYTES: usize = 16;
-/// Longest accepted link secret, in bytes.
+/// Longest link secret the artifact service and handler accept, in bytes.
 pub const MAX_SECRET_BYTES: usize = 4096;
 
-const MAC_BYTES: usize = 32;
+/// base64url that decodes with or without padding (a signer may pad).
+const URL_SAFE_ANY_PADDING: GeneralPurpose = GeneralPurpose::new(
+    &base64::alphabet::URL_SAFE,
+    GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent),
+);
 
 /// `ArtifactDeliveryToken`: what a link grants.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -30,20 +34,22 @@ const MAC_BYTES: usize = 32;
 pub struct DeliveryToken {
     pub artifact_id: String,
     pub thread_id: String,
-    pub version: u64,
-    pub ownership: Ownership,
+    pub version: i64,
+    #[serde(flatten)]
+    pub owner: Ownership,
     pub issued_at: String,
     pub expires_at: String,
 }
 
-/// `{ link, token }`.
+/// `ArtifactDeliveryResult`: `{ link, token }`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Delivery {
     pub link: String,
     pub token: DeliveryToken,
 }
 
-/// Refuse a secret shorter than 16 or longer than 4096 bytes (`TypeError`).
+/// Refuse a service or handler secret shorter than 16 or longer than 4096 bytes
+/// (`TypeError`; the reference takes any non-empty secret).
 pub fn check_secret(secret: &[u8]) -> Result<()> {
     if secret.len() < MIN_SECRET_BYTES || secret.len() > MAX_SECRET_BYTES {
         return Err(PrismError::type_error(format!(
@@ -54,17 +60,24 @@ pub fn check_secret(secret: &[u8]) -> Result<()> {
     Ok(())
 }
 
-fn mac(secret: &[u8]) -> Result<Hmac<Sha256>> {
-    Hmac::<Sha256>::new_from_slice(secret)
-        .map_err(|_| PrismError::type_error("linkSecret cannot key HMAC-SHA256"))
+/// base64url of the HMAC-SHA256 of `payload` under `secret` (any length, as HMAC allows).
+fn signature(payload: &str, secret: &[u8]) -> String {
+    match Hmac::<Sha256>::new_from_slice(secret) {
+        Ok(mut m) => {
+            m.update(payload.as_bytes());
+            URL_SAFE_NO_PAD.encode(m.finalize().into_bytes())
+        }
+        // HMAC takes keys of every length; unreachable, and never a valid signature.
+        Err(_) => String::new(),
+    }
 }
 
-/// A token valid from `now_ms` for `ttl_seconds`.
+/// A token for `version`, valid from `now_ms` for `ttl_seconds`.
 pub fn issue(
     artifact_id: &str,
     thread_id: &str,
     version: u64,
-    ownership: &Ownership,
+    owner: &Ownership,
     ttl_seconds: u64,
     now_ms: i64,
 ) -> DeliveryToken {
@@ -72,34 +85,37 @@ pub fn issue(
     DeliveryToken {
         artifact_id: artifact_id.to_string(),
         thread_id: thread_id.to_string(),
-        version,
-        ownership: ownership.clone(),
-        issued_at: time::format_iso(now_ms),
-        expires_at: time::format_iso(now_ms.saturating_add(ttl_ms)),
+        version: i64::try_from(version).unwrap_or(i64::MAX),
+        owner: owner.clone(),
+        issued_at: super::time::format_iso(now_ms),
+        expires_at: super::time::format_iso(now_ms.saturating_add(ttl_ms)),
     }
 }
 
-/// The signed link of `token`; `link_too_large` past `deliveryTokenBytes`.
-pub fn sign(token: &DeliveryToken, secret: &[u8], limits: &ArtifactLimits) -> Result<Delivery> {
-    check_secret(secret)?;
-    let payload = serde_json::to_vec(token).map_err(|e| PrismError::internal(e.to_string()))?;
-    let encoded = URL_SAFE_NO_PAD.encode(payload);
-    let mut m = mac(secret)?;
-    m.update(encoded.as_bytes());
-    let sig = URL_SAFE_NO_PAD.encode(m.finalize().into_bytes());
+fn too_large(n: usize, cap: u64) -> PrismError {
+    err(
+        R::LinkTooLarge,
+        format!("the delivery link is {n} bytes; the cap is {cap}"),
+    )
+}
+
+/// The link of a token's JSON text (`payload`): `link_too_large` past `max_bytes`.
+pub fn sign_text(payload: &str, secret: &[u8], max_bytes: u64) -> Result<String> {
+    let encoded = URL_SAFE_NO_PAD.encode(payload.as_bytes());
+    let sig = signature(&encoded, secret);
     let link = format!("{encoded}.{sig}");
-    if link.len() as u64 > limits.delivery_token_bytes {
-        return Err(err(
-            R::LinkTooLarge,
-            format!(
-                "the delivery link is {} bytes; the cap is {}",
-                link.len(),
-                limits.delivery_token_bytes
-            ),
-        ));
+    if link.len() as u64 > max_bytes {
+        return Err(too_large(link.len(), max_bytes));
     }
+    Ok(link)
+}
+
+/// Sign `token` (its JSON text, members in declaration order, as `JSON.stringify` of the
+/// token object the service returns).
+pub fn sign(token: &DeliveryToken, secret: &[u8], max_bytes: u64) -> Result<Delivery> {
+    let payload = serde_json::to_string(token).map_err(|e| PrismError::internal(e.to_string()))?;
     Ok(Delivery {
-        link,
+        link: sign_text(&payload, secret, max_bytes)?,
         token: token.clone(),
     })
 }
@@ -108,56 +124,39 @@ fn bad_link(what: &str) -> PrismError {
     err(R::InvalidLink, format!("invalid delivery link: {what}"))
 }
 
-/// Verify a link: size cap first (`link_too_large`), then shape and signature
-/// (`invalid_link`; the signature is compared in constant time after a length check),
-/// then the payload, then expiry (`link_expired` at or after `expiresAt`).
-pub fn verify(
-    link: &str,
-    secret: &[u8],
-    now_ms: i64,
-    limits: &ArtifactLimits,
-) -> Result<DeliveryToken> {
-    check_secret(secret)?;
-    if link.len() as u64 > limits.delivery_token_bytes {
-        return Err(err(
-            R::LinkTooLarge,
-            format!(
-                "the delivery link is {} bytes; the cap is {}",
-                link.len(),
-                limits.delivery_token_bytes
-            ),
-        ));
+/// Verify a link as the reference does: empty → `invalid_link`; over `max_bytes` →
+/// `link_too_large`; then the signature over the payload text (constant-time, after a
+/// length check) and the payload's shape → `invalid_link`; then expiry → `link_expired`
+/// at or after `expiresAt` (also when it is not a timestamp).
+pub fn verify(link: &str, secret: &[u8], max_bytes: u64, now_ms: i64) -> Result<DeliveryToken> {
+    if link.is_empty() {
+        return Err(bad_link("a link is required"));
     }
-    let mut parts = link.split('.');
-    let (Some(payload), Some(sig), None) = (parts.next(), parts.next(), parts.next()) else {
-        return Err(bad_link("expected <payload>.<signature>"));
+    if link.len() as u64 > max_bytes {
+        return Err(too_large(link.len(), max_bytes));
+    }
+    let (payload, sig) = match link.rfind('.') {
+        Some(dot) if dot > 0 && dot + 1 < link.len() => (&link[..dot], &link[dot + 1..]),
+        _ => return Err(bad_link("expected <payload>.<signature>")),
     };
-    let sig = URL_SAFE_NO_PAD
-        .decode(sig)
-        .map_err(|_| bad_link("signature is not base64url"))?;
-    if sig.len() != MAC_BYTES {
-        return Err(bad_link("signature has the wrong length"));
+    let expected = signature(payload, secret);
+    let same = expected.len() == sig.len()
+        && expected
+            .bytes()
+            .zip(sig.bytes())
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0;
+    if !same {
+        return Err(bad_link("signature does not match"));
     }
-    let mut m = mac(secret)?;
-    m.update(payload.as_bytes());
-    m.verify_slice(&sig)
-        .map_err(|_| bad_link("signature does not match"))?;
-    let bytes = URL_SAFE_NO_PAD
+    let bytes = URL_SAFE_ANY_PADDING
         .decode(payload)
         .map_err(|_| bad_link("payload is not base64url"))?;
     let value: Value =
         serde_json::from_slice(&bytes).map_err(|_| bad_link("payload is not JSON"))?;
-    let token = parse_token(&value)?;
-    let issued =
-        time::parse_iso(&token.issued_at).ok_or_else(|| bad_link("issuedAt is not a timestamp"))?;
-    let expires = time::parse_iso(&token.expires_at)
-        .ok_or_else(|| bad_link("expiresAt is not a timestamp"))?;
-    let hard_ms =
-        i64::try_from(ArtifactLimits::hard().delivery_ttl_seconds * 1000).unwrap_or(i64::MAX);
-    if expires <= issued || expires.saturating_sub(issued) > hard_ms {
-        return Err(bad_link("validity window is out of bounds"));
-    }
-    if now_ms >= expires {
+    let token = token_of(&value).ok_or_else(|| bad_link("payload is not a delivery token"))?;
+    let expired = super::time::parse_iso(&token.expires_at).is_none_or(|t| now_ms >= t);
+    if expired {
         return Err(err(
             R::LinkExpired,
             format!("the delivery link expired at {}", token.expires_at),
@@ -166,38 +165,25 @@ pub fn verify(
     Ok(token)
 }
 
-fn parse_token(value: &Value) -> Result<DeliveryToken> {
-    let f = Fields::new(value, "link", |_| bad_link("payload has the wrong shape"))?;
-    input::only(
-        &f,
-        &[
-            "artifactId",
-            "threadId",
-            "version",
-            "ownership",
-            "issuedAt",
-            "expiresAt",
-        ],
-    )
-    .map_err(|_| bad_link("payload has unknown members"))?;
-    let none = SecretRedactor::none();
-    let shape = |_: PrismError| bad_link("payload has the wrong shape");
-    let artifact_id = f.str("artifactId").map_err(shape)?.to_string();
-    let thread_id = f.str("threadId").map_err(shape)?.to_string();
-    valid_id(&artifact_id, "artifactId", &none).map_err(shape)?;
-    valid_id(&thread_id, "threadId", &none).map_err(shape)?;
-    let version = f.u64("version").map_err(shape)?;
-    if version == 0 {
-        return Err(bad_link("payload has the wrong shape"));
-    }
-    let ownership = input::ownership(f.get("ownership"), &none).map_err(shape)?;
-    Ok(DeliveryToken {
-        artifact_id,
-        thread_id,
+/// The token members of a payload (or of a token to sign): `artifactId`, `threadId`,
+/// `issuedAt`, `expiresAt` strings, `version` a safe integer; ownership members kept when
+/// they are strings; anything else ignored.
+pub fn token_of(value: &Value) -> Option<DeliveryToken> {
+    let obj = value.as_object()?;
+    let text = |k: &str| obj.get(k).and_then(Value::as_str).map(str::to_string);
+    let version = crate::json::as_i64(obj.get("version")?)
+        .filter(|v| v.unsigned_abs() <= crate::store::MAX_SAFE_INTEGER)?;
+    Some(DeliveryToken {
+        artifact_id: text("artifactId")?,
+        thread_id: text("threadId")?,
         version,
-        ownership,
-        issued_at: f.str("issuedAt").map_err(shape)?.to_string(),
-        expires_at: f.str("expiresAt").map_err(shape)?.to_string(),
+        owner: Ownership {
+            tenant_id: text("tenantId"),
+            account_id: text("accountId"),
+            user_id: text("userId"),
+        },
+        issued_at: text("issuedAt")?,
+        expires_at: text("expiresAt")?,
     })
 }
 
@@ -206,6 +192,7 @@ mod tests {
     use super::*;
 
     const SECRET: &[u8] = b"0123456789abcdef-link-secret";
+    const HARD: u64 = 16 * 1024;
 
     fn owner() -> Ownership {
         Ownership {
@@ -216,42 +203,39 @@ mod tests {
 
     #[test]
     fn sign_verify_round_trip_and_format() {
-        let l = ArtifactLimits::defaults();
         let t = issue("art_1", "thread-1", 2, &owner(), 300, 1_000_000);
-        let d = sign(&t, SECRET, &l).unwrap();
+        let d = sign(&t, SECRET, 4096).unwrap();
         let (p, s) = d.link.split_once('.').unwrap();
-        let payload: Value = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(p).unwrap()).unwrap();
         assert_eq!(
-            payload,
-            serde_json::json!({"artifactId":"art_1","threadId":"thread-1","version":2,"ownership":{"tenantId":"t1"},
-                "issuedAt":"1970-01-01T00:16:40.000Z","expiresAt":"1970-01-01T00:21:40.000Z"})
+            String::from_utf8(URL_SAFE_NO_PAD.decode(p).unwrap()).unwrap(),
+            r#"{"artifactId":"art_1","threadId":"thread-1","version":2,"tenantId":"t1","issuedAt":"1970-01-01T00:16:40.000Z","expiresAt":"1970-01-01T00:21:40.000Z"}"#
         );
         let mut m = Hmac::<Sha256>::new_from_slice(SECRET).unwrap();
         m.update(p.as_bytes());
+        assert_eq!(s, URL_SAFE_NO_PAD.encode(m.finalize().into_bytes()));
+        assert_eq!(verify(&d.link, SECRET, HARD, 1_000_001).unwrap(), t);
         assert_eq!(
-            URL_SAFE_NO_PAD.decode(s).unwrap(),
-            m.finalize().into_bytes().to_vec()
-        );
-        assert_eq!(verify(&d.link, SECRET, 1_000_001, &l).unwrap(), t);
-        assert_eq!(
-            verify(&d.link, SECRET, 1_300_000, &l).unwrap_err().reason(),
-            Some("link_expired")
-        );
-        assert_eq!(
-            verify(&d.link, b"another-secret-of-enough-length", 1_000_001, &l)
+            verify(&d.link, SECRET, HARD, 1_300_000)
                 .unwrap_err()
                 .reason(),
-            Some("invalid_link")
+            Some("link_expired")
         );
+        for wrong in [&b"another-secret-of-enough-length"[..], b"short", b""] {
+            assert_eq!(
+                verify(&d.link, wrong, HARD, 1_000_001)
+                    .unwrap_err()
+                    .reason(),
+                Some("invalid_link")
+            );
+        }
     }
 
     #[test]
     fn tampering_and_garbage_are_invalid() {
-        let l = ArtifactLimits::defaults();
         let d = sign(
             &issue("art_1", "thread-1", 2, &owner(), 300, 1_000_000),
             SECRET,
-            &l,
+            HARD,
         )
         .unwrap();
         let (p, s) = d.link.split_once('.').unwrap();
@@ -262,33 +246,50 @@ mod tests {
             format!("{forged}.{s}"),
             format!("{p}.{}", &s[1..]),
             format!("{p}.{s}A"),
-            format!("{p}.{s}.x"),
+            format!("{p}x.{s}"),
             p.to_string(),
-            String::new(),
-            "..".into(),
+            ".".into(),
+            format!(".{s}"),
+            format!("{p}."),
             format!("{p}.!!!"),
         ] {
             assert_eq!(
-                verify(&bad, SECRET, 1_000_001, &l).unwrap_err().reason(),
+                verify(&bad, SECRET, HARD, 1_000_001).unwrap_err().reason(),
                 Some("invalid_link"),
                 "{bad}"
             );
         }
-        let huge = "a".repeat(4097);
         assert_eq!(
-            verify(&huge, SECRET, 0, &l).unwrap_err().reason(),
+            verify("", SECRET, HARD, 0).unwrap_err().reason(),
+            Some("invalid_link")
+        );
+        assert_eq!(
+            verify(&"a".repeat(4097), SECRET, 4096, 0)
+                .unwrap_err()
+                .reason(),
             Some("link_too_large")
         );
-        let tiny =
-            ArtifactLimits::resolve(Some(&serde_json::json!({"deliveryTokenBytes": 10}))).unwrap();
+        // A signed payload that is not a token is invalid; one without a parseable expiry
+        // is expired, as the reference reads `Date.parse` failing.
+        let not_token = sign_text(r#"{"artifactId":"a"}"#, SECRET, HARD).unwrap();
         assert_eq!(
-            sign(
-                &issue("art_1", "thread-1", 2, &owner(), 300, 0),
-                SECRET,
-                &tiny
-            )
-            .unwrap_err()
-            .reason(),
+            verify(&not_token, SECRET, HARD, 0).unwrap_err().reason(),
+            Some("invalid_link")
+        );
+        let odd = sign_text(
+            r#"{"artifactId":"a","threadId":"t","version":1,"issuedAt":"x","expiresAt":"soon"}"#,
+            SECRET,
+            HARD,
+        )
+        .unwrap();
+        assert_eq!(
+            verify(&odd, SECRET, HARD, 0).unwrap_err().reason(),
+            Some("link_expired")
+        );
+        assert_eq!(
+            sign_text(&"x".repeat(100), SECRET, 10)
+                .unwrap_err()
+                .reason(),
             Some("link_too_large")
         );
         assert!(check_secret(b"short").is_err());

@@ -1,4 +1,14 @@
-//! The persisted shapes. Optional fields are absent (never `null`) when serialised.
+//! The persisted shapes: `@arnilo/prism`'s `ArtifactRecord` (ownership flat on the
+//! record), `ArtifactRevision` (`changeNote`, `producerRunId`, `size`),
+//! `ArtifactApproval` and `ArtifactCitation`, with our additions (`state`,
+//! `latestVersion`, `kind`, revision `title`/`createdBy`, citation evidence fields,
+//! `evidenceDigest`). Optional fields are absent (never `null`) when serialised.
+//!
+//! Reading is lenient ([`Record::from_stored`]): a record the reference's service wrote
+//! (no `state`, `latestVersion` or `evidenceDigest`, citations `{ uri, title?, kind? }`)
+//! and a record of prism-review 0.1 (nested `ownership`, revision `note`, nested
+//! `producer`) both load; `state` and `latestVersion` are always derived from the
+//! revisions and approvals, never trusted from storage.
 
 use crate::store::Ownership;
 use serde::{Deserialize, Serialize};
@@ -16,44 +26,32 @@ pub struct Span {
 #[serde(rename_all = "camelCase")]
 pub struct Citation {
     pub uri: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_id: Option<String>,
     /// A string or a number (the host's revision identifier).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revision: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content_hash: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retrieved_at: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub excerpt: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub span: Option<Span>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tenant_id: Option<String>,
     /// A host judge's score in `0..=1`: stored, never proof, never read by integrity checks.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub support: Option<f64>,
 }
 
-/// Producer-run attribution of a revision.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Producer {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub run_id: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub agent_id: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tool_call_id: Option<String>,
-}
-
 /// `ArtifactRevision`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Revision {
     pub version: u64,
@@ -63,16 +61,17 @@ pub struct Revision {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub size: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
+    pub change_note: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub preview: Option<Value>,
+    pub producer_run_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub citations: Option<Vec<Citation>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub producer: Option<Producer>,
-    /// Actor ref (`kind:id`) of the verified identity that created the revision.
+    pub preview: Option<Value>,
+    /// Our addition: the revision's title.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Our addition: actor ref (`kind:id`) of the verified identity that created it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub created_by: Option<String>,
     pub created_at: String,
@@ -93,10 +92,10 @@ pub struct Approval {
     pub version: u64,
     pub state: Decision,
     pub reviewer: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
-    /// `citationBindingDigest(revision.citations ?? [])`, stamped on approve.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Our addition: `citationBindingDigest(revision.citations ?? [])`, stamped on approve.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evidence_digest: Option<String>,
     pub decided_at: String,
 }
@@ -110,19 +109,32 @@ pub enum ReviewState {
     Rejected,
 }
 
+impl ReviewState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReviewState::Pending => "pending",
+            ReviewState::Approved => "approved",
+            ReviewState::Rejected => "rejected",
+        }
+    }
+}
+
 /// `ArtifactRecord`: the checkpoint value.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Record {
     pub id: String,
     pub thread_id: String,
-    pub ownership: Ownership,
+    #[serde(flatten)]
+    pub owner: Ownership,
+    /// Our addition: the artifact kind given on attach.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
-    /// Review state of the latest revision.
+    /// Our addition: review state of the latest revision.
     pub state: ReviewState,
+    /// Our addition: the latest revision number.
     pub latest_version: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_validated_version: Option<u64>,
@@ -133,7 +145,119 @@ pub struct Record {
     pub updated_at: String,
 }
 
+/// A revision as stored by any writer (see the module notes).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct StoredRevision {
+    version: u64,
+    uri: String,
+    mime: String,
+    hash: String,
+    #[serde(default)]
+    size: Option<u64>,
+    #[serde(default, alias = "note")]
+    change_note: Option<String>,
+    #[serde(default)]
+    producer_run_id: Option<String>,
+    /// prism-review 0.1: `{ runId?, agentId?, toolCallId? }`.
+    #[serde(default)]
+    producer: Option<StoredProducer>,
+    #[serde(default)]
+    citations: Option<Vec<Citation>>,
+    #[serde(default)]
+    preview: Option<Value>,
+    #[serde(default)]
+    title: Option<String>,
+    #[serde(default)]
+    created_by: Option<String>,
+    created_at: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct StoredProducer {
+    #[serde(default)]
+    run_id: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct StoredRecord {
+    id: String,
+    thread_id: String,
+    #[serde(default)]
+    tenant_id: Option<String>,
+    #[serde(default)]
+    account_id: Option<String>,
+    #[serde(default)]
+    user_id: Option<String>,
+    /// prism-review 0.1 nested the owner.
+    #[serde(default)]
+    ownership: Option<Ownership>,
+    #[serde(default)]
+    kind: Option<String>,
+    #[serde(default)]
+    title: Option<String>,
+    #[serde(default)]
+    last_validated_version: Option<u64>,
+    revisions: Vec<StoredRevision>,
+    #[serde(default)]
+    approvals: Vec<Approval>,
+    created_at: String,
+    updated_at: String,
+}
+
+impl From<StoredRevision> for Revision {
+    fn from(r: StoredRevision) -> Self {
+        Revision {
+            version: r.version,
+            uri: r.uri,
+            mime: r.mime,
+            hash: r.hash,
+            size: r.size,
+            change_note: r.change_note,
+            producer_run_id: r.producer_run_id.or(r.producer.and_then(|p| p.run_id)),
+            citations: r.citations,
+            preview: r.preview,
+            title: r.title,
+            created_by: r.created_by,
+            created_at: r.created_at,
+        }
+    }
+}
+
 impl Record {
+    /// Read a stored record written by us (any version) or by the reference's service.
+    pub fn from_stored(value: Value) -> std::result::Result<Self, serde_json::Error> {
+        let s: StoredRecord = serde_json::from_value(value)?;
+        let flat = Ownership {
+            tenant_id: s.tenant_id,
+            account_id: s.account_id,
+            user_id: s.user_id,
+        };
+        let owner = match s.ownership {
+            Some(nested) if flat.is_unowned() => nested,
+            _ => flat,
+        };
+        let mut rec = Record {
+            id: s.id,
+            thread_id: s.thread_id,
+            owner,
+            kind: s.kind,
+            title: s.title,
+            state: ReviewState::Pending,
+            latest_version: 0,
+            last_validated_version: s.last_validated_version,
+            revisions: s.revisions.into_iter().map(Revision::from).collect(),
+            approvals: s.approvals,
+            created_at: s.created_at,
+            updated_at: s.updated_at,
+        };
+        rec.latest_version = rec.revisions.last().map_or(0, |r| r.version);
+        rec.refresh_state();
+        Ok(rec)
+    }
+
     pub fn revision(&self, version: u64) -> Option<&Revision> {
         self.revisions.iter().find(|r| r.version == version)
     }
@@ -157,5 +281,126 @@ impl Record {
 
     pub fn to_value(&self) -> Value {
         serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+}
+
+/// `artifactApprovalState(record)`: the decision on the last revision of `revisions`
+/// (its first entry in `approvals`), else `pending`. Reads nothing else of the record,
+/// as the reference's function.
+pub fn approval_state_of(revisions: &[Value], approvals: &[Value]) -> ReviewState {
+    let Some(latest) = revisions.last().and_then(|r| r.get("version")) else {
+        return ReviewState::Pending;
+    };
+    let decision = approvals
+        .iter()
+        .find(|a| a.get("version") == Some(latest))
+        .and_then(|a| a.get("state"))
+        .and_then(Value::as_str);
+    match decision {
+        Some("approved") => ReviewState::Approved,
+        Some("rejected") => ReviewState::Rejected,
+        _ => ReviewState::Pending,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Exactly what `@arnilo/prism-server`'s service stores after attach, revise, approve.
+    fn reference_record() -> Value {
+        json!({
+            "id": "art_1", "threadId": "thread-1", "tenantId": "tenant-1", "userId": "user-1",
+            "title": "Doc",
+            "revisions": [
+                { "version": 1, "uri": "https://blob.example/doc-v1", "mime": "text/markdown", "hash": "sha256:aaa",
+                  "size": 1234, "changeNote": "first", "producerRunId": "run:1",
+                  "citations": [{ "uri": "https://wiki.example/p", "title": "P", "kind": "web" }],
+                  "createdAt": "2026-01-01T00:00:00.000Z" },
+                { "version": 2, "uri": "https://blob.example/doc-v2", "mime": "text/markdown", "hash": "sha256:bbb",
+                  "createdAt": "2026-01-02T00:00:00.000Z" }
+            ],
+            "approvals": [{ "version": 1, "state": "approved", "reviewer": "user:user-1", "decidedAt": "2026-01-01T01:00:00.000Z" }],
+            "lastValidatedVersion": 1,
+            "createdAt": "2026-01-01T00:00:00.000Z", "updatedAt": "2026-01-02T00:00:00.000Z"
+        })
+    }
+
+    #[test]
+    fn a_reference_record_loads_and_writes_back_with_our_additions() {
+        let rec = Record::from_stored(reference_record()).unwrap();
+        assert_eq!(rec.owner.tenant_id.as_deref(), Some("tenant-1"));
+        assert_eq!((rec.latest_version, rec.state), (2, ReviewState::Pending));
+        assert_eq!(rec.revisions[0].change_note.as_deref(), Some("first"));
+        assert_eq!(rec.revisions[0].producer_run_id.as_deref(), Some("run:1"));
+        assert_eq!(
+            rec.revisions[0].citations.as_ref().unwrap()[0]
+                .kind
+                .as_deref(),
+            Some("web")
+        );
+        let out = rec.to_value();
+        assert_eq!(out["tenantId"], "tenant-1");
+        assert_eq!(
+            (out["state"].clone(), out["latestVersion"].clone()),
+            (json!("pending"), json!(2))
+        );
+        assert!(out.get("ownership").is_none());
+        // Everything the reference wrote survives the round trip.
+        let mut back = out.clone();
+        for k in ["state", "latestVersion"] {
+            back.as_object_mut().unwrap().remove(k);
+        }
+        assert_eq!(back, reference_record());
+    }
+
+    #[test]
+    fn a_record_of_prism_review_0_1_loads() {
+        let old = json!({
+            "id": "a", "threadId": "t", "ownership": { "tenantId": "t1", "userId": "u1" }, "state": "approved",
+            "latestVersion": 9, "kind": "report",
+            "revisions": [{ "version": 1, "uri": "https://x", "mime": "m", "hash": "h", "note": "n",
+                            "producer": { "runId": "r1", "agentId": "ag" }, "createdAt": "c" }],
+            "approvals": [], "createdAt": "c", "updatedAt": "c"
+        });
+        let rec = Record::from_stored(old).unwrap();
+        assert_eq!(rec.owner.user_id.as_deref(), Some("u1"));
+        assert_eq!(
+            (rec.latest_version, rec.state),
+            (1, ReviewState::Pending),
+            "derived, not trusted"
+        );
+        assert_eq!(rec.revisions[0].change_note.as_deref(), Some("n"));
+        assert_eq!(rec.revisions[0].producer_run_id.as_deref(), Some("r1"));
+        assert_eq!(rec.kind.as_deref(), Some("report"));
+    }
+
+    #[test]
+    fn approval_state_reads_only_revisions_and_approvals() {
+        let revs = |vs: &[u64]| {
+            vs.iter()
+                .map(|v| json!({ "version": v }))
+                .collect::<Vec<_>>()
+        };
+        let dec = |v: u64, s: &str| json!({ "version": v, "state": s });
+        assert_eq!(approval_state_of(&[], &[]), ReviewState::Pending);
+        assert_eq!(
+            approval_state_of(&revs(&[1]), &[dec(1, "approved")]),
+            ReviewState::Approved
+        );
+        assert_eq!(
+            approval_state_of(&revs(&[1]), &[dec(1, "rejected")]),
+            ReviewState::Rejected
+        );
+        assert_eq!(
+            approval_state_of(&revs(&[1, 2]), &[dec(1, "approved")]),
+            ReviewState::Pending
+        );
+        assert_eq!(
+            approval_state_of(&revs(&[1]), &[dec(1, "rejected"), dec(1, "approved")]),
+            ReviewState::Rejected,
+            "the first decision on the latest revision"
+        );
     }
 }

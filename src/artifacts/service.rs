@@ -19,77 +19,30 @@ use super::redact::SecretRedactor;
 use super::{err, invalid, record_key, time, CATEGORY, NAMESPACE};
 use crate::error::{ArtifactReason as R, ErrorKind, PrismError, Result};
 use crate::json::Fields;
-use crate::store::{Checkpoint, CheckpointStore, ListCheckpoints, Ownership, SaveCheckpoint};
-use base64::Engine;
+use crate::store::{
+    Checkpoint, CheckpointKey, CheckpointStore, ListCheckpoints, Ownership, SaveCheckpoint,
+};
 use serde_json::{json, Map, Value};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-/// Message of the error an aborted operation ends with; the binding layer replaces it
-/// with the signal's reason.
-pub const ABORTED: &str = "the operation was aborted";
-
-/// Set when the caller's `AbortSignal` fires; checked before and between store calls.
-#[derive(Debug, Clone, Default)]
-pub struct AbortFlag(Arc<AtomicBool>);
-
-impl AbortFlag {
-    pub fn new() -> Self {
-        Self::default()
-    }
-    pub fn abort(&self) {
-        self.0.store(true, Ordering::SeqCst);
-    }
-    pub fn is_aborted(&self) -> bool {
-        self.0.load(Ordering::SeqCst)
-    }
-    pub fn check(&self) -> Result<()> {
-        if self.is_aborted() {
-            Err(PrismError::internal(ABORTED))
-        } else {
-            Ok(())
-        }
-    }
-}
-
-/// Resolved service options.
-#[derive(Clone)]
-pub struct ServiceConfig {
-    pub link_secret: Vec<u8>,
-    pub limits: ArtifactLimits,
-}
-
-impl std::fmt::Debug for ServiceConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ServiceConfig")
-            .field("link_secret", &"<hidden>")
-            .field("limits", &self.limits)
-            .finish()
-    }
-}
-
-impl ServiceConfig {
-    /// From `{ linkSecretBase64, limits? }` (what the binding layer sends).
-    pub fn parse(value: &Value) -> Result<Self> {
-        let f = Fields::new(value, "options", PrismError::type_error)?;
-        input::only(&f, &["linkSecretBase64", "limits"])
-            .map_err(|e| PrismError::type_error(e.message))?;
-        let secret = base64::engine::general_purpose::STANDARD
-            .decode(f.str("linkSecretBase64")?)
-            .map_err(|_| PrismError::type_error("options.linkSecret is not valid"))?;
-        link::check_secret(&secret)?;
-        Ok(Self {
-            link_secret: secret,
-            limits: ArtifactLimits::resolve(f.get("limits"))?,
-        })
-    }
-}
+mod context;
+pub use context::{AbortFlag, ServiceConfig, ABORTED, OPERATIONS};
 
 /// A result and, for attach/revise/approve/reject, the audit event (`onDecision`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
     pub result: Value,
     pub event: Option<Value>,
+}
+
+impl Outcome {
+    fn quiet(result: Value) -> Self {
+        Self {
+            result,
+            event: None,
+        }
+    }
 }
 
 /// The service.
@@ -106,10 +59,31 @@ struct Ctx {
     now: i64,
 }
 
-const COMMON: [&str; 3] = ["ownership", "identity", "threadId"];
+/// Who an audit event names: the creating actor, or the deciding reviewer.
+enum Who<'a> {
+    Actor(Option<&'a str>),
+    Reviewer(&'a str, Decision),
+}
 
-fn fields<'a>(v: &'a Value, extra: &[&str]) -> Result<Fields<'a>> {
-    let allowed: Vec<&str> = COMMON.iter().chain(extra).copied().collect();
+const COMMON: [&str; 3] = ["ownership", "identity", "threadId"];
+/// Revision members of attach and revise.
+const REVISION: [&str; 9] = [
+    "uri",
+    "mime",
+    "hash",
+    "size",
+    "title",
+    "changeNote",
+    "preview",
+    "citations",
+    "producerRunId",
+];
+
+fn fields<'a>(v: &'a Value, extra: &[&[&str]]) -> Result<Fields<'a>> {
+    let mut allowed: Vec<&str> = COMMON.to_vec();
+    for set in extra {
+        allowed.extend_from_slice(set);
+    }
     input::request(v, &allowed)
 }
 
@@ -143,6 +117,13 @@ fn map_save_error(e: PrismError) -> PrismError {
     } else {
         e
     }
+}
+
+fn not_found(thread: &str, artifact: &str) -> PrismError {
+    err(
+        R::NotFound,
+        format!("artifact {artifact} not found in thread {thread}"),
+    )
 }
 
 impl ArtifactService {
@@ -216,30 +197,29 @@ impl ArtifactService {
         Ok(Ctx { owner, actor, now })
     }
 
-    fn event(
-        &self,
-        kind: &str,
-        rec: &Record,
-        version: u64,
-        ctx: &Ctx,
-        actor: Option<&str>,
-        state: Option<Decision>,
-    ) -> Value {
-        let mut e = json!({
-            "type": kind,
-            "artifactId": rec.id,
-            "threadId": rec.thread_id,
-            "version": version,
-            "ownership": ctx.owner,
-            "at": time::format_iso(ctx.now),
-        });
-        if let Some(a) = actor {
-            e["actor"] = Value::String(a.to_string());
+    /// An `ArtifactDecisionEvent` (the reference's shape), plus the owner members and,
+    /// for decisions, the decided `state`.
+    fn event(&self, kind: &str, rec: &Record, version: u64, ctx: &Ctx, who: Who<'_>) -> Value {
+        let mut e = Map::new();
+        e.insert("type".into(), json!(kind));
+        e.insert("artifactId".into(), json!(rec.id));
+        e.insert("threadId".into(), json!(rec.thread_id));
+        e.insert("version".into(), json!(version));
+        match who {
+            Who::Actor(Some(a)) => {
+                e.insert("actor".into(), json!(a));
+            }
+            Who::Actor(None) => {}
+            Who::Reviewer(r, _) => {
+                e.insert("reviewer".into(), json!(r));
+            }
         }
-        if let Some(s) = state {
-            e["state"] = serde_json::to_value(s).unwrap_or(Value::Null);
+        e.insert("timestamp".into(), json!(time::format_iso(ctx.now)));
+        ctx.owner.spread_into(&mut e);
+        if let Who::Reviewer(_, state) = who {
+            e.insert("state".into(), json!(state));
         }
-        e
+        Value::Object(e)
     }
 
     fn check_record_size(&self, rec: &Record) -> Result<Value> {
@@ -256,30 +236,56 @@ impl ArtifactService {
         Ok(v)
     }
 
-    async fn load(
+    fn key(
         &self,
-        key: &str,
+        thread: &str,
+        artifact: &str,
         owner: &Ownership,
         abort: &AbortFlag,
-    ) -> Result<Option<(Checkpoint, Record)>> {
+    ) -> CheckpointKey {
+        CheckpointKey {
+            signal: abort.signal(),
+            ..CheckpointKey::new(NAMESPACE, &record_key(thread, artifact), owner)
+        }
+    }
+
+    /// The record and its checkpoint version, or `None`: absent, another owner's (a
+    /// host store's conflict on load included), or not the record this key names.
+    async fn load(
+        &self,
+        thread: &str,
+        artifact: &str,
+        owner: &Ownership,
+        abort: &AbortFlag,
+    ) -> Result<Option<(u64, Record)>> {
         abort.check()?;
-        let cp = match self.store.load(NAMESPACE, key, owner).await {
+        let key = self.key(thread, artifact, owner, abort);
+        let cp = match self.store.load(&key).await {
             Ok(Some(cp)) => cp,
             Ok(None) => return Ok(None),
             Err(e) if e.kind == ErrorKind::CheckpointConflict => return Ok(None),
             Err(e) => return Err(e),
         };
         abort.check()?;
-        if cp.ownership != *owner {
+        let version = cp.version;
+        Ok(self
+            .record_of(cp, owner)?
+            .filter(|rec| rec.thread_id == thread && rec.id == artifact)
+            .map(|rec| (version, rec)))
+    }
+
+    /// The artifact record a checkpoint holds, when it belongs to `owner` (the record's
+    /// own owner members, when it has any, must agree too).
+    fn record_of(&self, cp: Checkpoint, owner: &Ownership) -> Result<Option<Record>> {
+        if cp.owner != *owner {
             return Ok(None);
         }
-        let rec: Record = serde_json::from_value(cp.value.clone()).map_err(|e| {
+        let key = cp.key;
+        let rec = Record::from_stored(cp.value).map_err(|e| {
             PrismError::internal(format!("stored artifact record {key} is malformed: {e}"))
         })?;
-        if rec.ownership != *owner || record_key(&rec.thread_id, &rec.id) != key {
-            return Ok(None);
-        }
-        Ok(Some((cp, rec)))
+        let mine = rec.owner.is_unowned() || rec.owner == *owner;
+        Ok(mine.then_some(rec))
     }
 
     async fn load_required(
@@ -287,18 +293,16 @@ impl ArtifactService {
         f: &Fields<'_>,
         ctx: &Ctx,
         abort: &AbortFlag,
-    ) -> Result<(Checkpoint, Record)> {
+    ) -> Result<(u64, Record)> {
         let thread = input::id(f, "threadId", &self.redactor)?;
         let artifact = input::id(f, "artifactId", &self.redactor)?;
-        let key = record_key(&thread, &artifact);
-        self.load(&key, &ctx.owner, abort).await?.ok_or_else(|| {
-            err(
-                R::NotFound,
-                format!("artifact {artifact} not found in thread {thread}"),
-            )
-        })
+        self.load(&thread, &artifact, &ctx.owner, abort)
+            .await?
+            .ok_or_else(|| not_found(&thread, &artifact))
     }
 
+    /// Compare-and-swap save of `rec` over checkpoint version `expected`, as the
+    /// reference's service writes: caller version `expected + 1`, category `artifact`.
     async fn save(
         &self,
         rec: &Record,
@@ -312,15 +316,31 @@ impl ArtifactService {
             .save(SaveCheckpoint {
                 namespace: NAMESPACE.into(),
                 key: record_key(&rec.thread_id, &rec.id),
-                ownership: owner.clone(),
-                category: Some(CATEGORY.into()),
-                value,
+                owner: owner.clone(),
+                version: expected.saturating_add(1),
                 expected_version: Some(expected),
+                fencing_token: None,
+                value,
+                category: Some(CATEGORY.into()),
+                metadata: None,
+                signal: abort.signal(),
             })
             .await
             .map_err(map_save_error)
     }
 
+    fn thread_query(&self, thread: &str, owner: &Ownership, abort: &AbortFlag) -> ListCheckpoints {
+        ListCheckpoints {
+            namespace: Some(NAMESPACE.into()),
+            key_prefix: Some(format!("{thread}:")),
+            owner: owner.clone(),
+            exact_owner: true,
+            signal: abort.signal(),
+            ..ListCheckpoints::default()
+        }
+    }
+
+    /// Artifacts of `thread` for `owner`, counted up to `cap`.
     async fn count_thread(
         &self,
         thread: &str,
@@ -329,22 +349,14 @@ impl ArtifactService {
         abort: &AbortFlag,
     ) -> Result<u64> {
         let mut count: u64 = 0;
-        let mut cursor = None;
+        let mut query = self.thread_query(thread, owner, abort);
+        query.limit = Some(u32::try_from(cap.min(200)).unwrap_or(200));
         loop {
             abort.check()?;
-            let page = self
-                .store
-                .list(ListCheckpoints {
-                    namespace: NAMESPACE.into(),
-                    prefix: Some(format!("{thread}:")),
-                    ownership: Some(owner.clone()),
-                    cursor: cursor.take(),
-                    limit: Some(u32::try_from(cap.min(200)).unwrap_or(200)),
-                })
-                .await?;
+            let page = self.store.list(query.clone()).await?;
             count = count.saturating_add(page.items.len() as u64);
             match page.next_cursor {
-                Some(c) if count < cap && !page.items.is_empty() => cursor = Some(c),
+                Some(c) if count < cap && !page.items.is_empty() => query.cursor = Some(c),
                 _ => return Ok(count),
             }
         }
@@ -365,47 +377,28 @@ impl ArtifactService {
             hash: input::bounded(f, "hash", l.hash_bytes, R::HashTooLarge, true)?
                 .unwrap_or_default(),
             size: input::size(f)?,
-            title: input::bounded(f, "title", l.title_bytes, R::TitleTooLarge, false)?,
-            note: input::bounded(f, "note", l.note_bytes, R::NoteTooLarge, false)?,
-            preview: input::preview(f, l)?,
+            change_note: input::bounded(f, "changeNote", l.note_bytes, R::NoteTooLarge, false)?,
+            producer_run_id: input::producer_run_id(f)?,
             citations: input::citations(f, l)?,
-            producer: input::producer(f)?,
+            preview: input::preview(f, l)?,
+            title: input::bounded(f, "title", l.title_bytes, R::TitleTooLarge, false)?,
             created_by: ctx.actor.clone(),
             created_at: time::format_iso(ctx.now),
         })
     }
 
-    async fn attach(&self, v: &Value, abort: &AbortFlag) -> Result<Outcome> {
-        const REV: [&str; 9] = [
-            "uri",
-            "mime",
-            "hash",
-            "size",
-            "title",
-            "note",
-            "preview",
-            "citations",
-            "producer",
-        ];
-        let f = fields(v, &[&REV[..], &["id", "kind"]].concat())?;
-        let ctx = self.ctx(&f)?;
+    /// The record `attach` creates (validated completely, nothing stored yet).
+    fn new_record(&self, f: &Fields<'_>, ctx: &Ctx, thread: String, id: String) -> Result<Record> {
         let l = &self.config.limits;
-        let thread = input::id(&f, "threadId", &self.redactor)?;
-        let explicit = f.get("id").is_some();
-        let id = if explicit {
-            input::id(&f, "id", &self.redactor)?
-        } else {
-            new_id()
-        };
-        let kind = input::bounded(&f, "kind", l.title_bytes, R::TitleTooLarge, false)?;
+        let kind = input::bounded(f, "kind", l.title_bytes, R::TitleTooLarge, false)?;
         let mime =
-            input::bounded(&f, "mime", l.mime_bytes, R::MimeTooLarge, true)?.unwrap_or_default();
-        let revision = self.revision_from(&f, 1, mime, &ctx)?;
+            input::bounded(f, "mime", l.mime_bytes, R::MimeTooLarge, true)?.unwrap_or_default();
+        let revision = self.revision_from(f, 1, mime, ctx)?;
         let at = time::format_iso(ctx.now);
-        let rec = Record {
-            id: id.clone(),
-            thread_id: thread.clone(),
-            ownership: ctx.owner.clone(),
+        Ok(Record {
+            id,
+            thread_id: thread,
+            owner: ctx.owner.clone(),
             kind,
             title: revision.title.clone(),
             state: ReviewState::Pending,
@@ -415,62 +408,43 @@ impl ArtifactService {
             approvals: Vec::new(),
             created_at: at.clone(),
             updated_at: at,
+        })
+    }
+
+    async fn attach(&self, v: &Value, abort: &AbortFlag) -> Result<Outcome> {
+        let f = fields(v, &[&REVISION, &["id", "kind"]])?;
+        let ctx = self.ctx(&f)?;
+        let thread = input::id(&f, "threadId", &self.redactor)?;
+        let explicit = f.get("id").is_some();
+        let id = if explicit {
+            input::id(&f, "id", &self.redactor)?
+        } else {
+            new_id()
         };
+        let rec = self.new_record(&f, &ctx, thread.clone(), id.clone())?;
         let value = self.check_record_size(&rec)?;
-        let key = record_key(&thread, &id);
         if explicit {
-            if let Some((_, existing)) = self.load(&key, &ctx.owner, abort).await? {
-                return Ok(Outcome {
-                    result: existing.to_value(),
-                    event: None,
-                });
+            if let Some((_, existing)) = self.load(&thread, &id, &ctx.owner, abort).await? {
+                return Ok(Outcome::quiet(existing.to_value()));
             }
         }
-        let count = self
-            .count_thread(&thread, &ctx.owner, l.artifacts_per_thread, abort)
-            .await?;
-        if count >= l.artifacts_per_thread {
+        let cap = self.config.limits.artifacts_per_thread;
+        let count = self.count_thread(&thread, &ctx.owner, cap, abort).await?;
+        if count >= cap {
             return Err(err(
                 R::TooManyArtifacts,
-                format!(
-                    "thread {thread} already holds {count} artifacts; the cap is {}",
-                    l.artifacts_per_thread
-                ),
+                format!("thread {thread} already holds {count} artifacts; the cap is {cap}"),
             ));
         }
         match self.save(&rec, value.clone(), &ctx.owner, 0, abort).await {
             Ok(_) => {
-                // The count above is a snapshot: attaches racing on one thread can all pass
-                // it. Recount with ours included; over the cap, withdraw ours (only while it
-                // is still at version 1, untouched) and refuse, so a thread never keeps more
-                // artifacts than its cap. Racers may both withdraw: a retryable refusal, never
-                // an overfull thread. The record is committed, so the abort signal no longer
-                // applies here.
-                let settled = AbortFlag::new();
-                let cap = l.artifacts_per_thread;
-                let after = self
-                    .count_thread(&thread, &ctx.owner, cap.saturating_add(1), &settled)
-                    .await
-                    .unwrap_or(0);
-                if after > cap
-                    && self
-                        .store
-                        .delete(NAMESPACE, &key, &ctx.owner, Some(1))
-                        .await
-                        .unwrap_or(false)
-                {
-                    return Err(err(
-                        R::TooManyArtifacts,
-                        format!("thread {thread} reached its cap of {cap} artifacts"),
-                    ));
-                }
+                self.withdraw_over_cap(&rec, &ctx.owner, abort).await?;
                 let event = self.event(
                     "artifact_attached",
                     &rec,
                     1,
                     &ctx,
-                    ctx.actor.as_deref(),
-                    None,
+                    Who::Actor(ctx.actor.as_deref()),
                 );
                 Ok(Outcome {
                     result: value,
@@ -479,26 +453,58 @@ impl ArtifactService {
             }
             Err(e) if explicit && e.reason() == Some("conflict") => {
                 // Lost a create race for the same id: the winner's record is the answer.
-                match self.load(&key, &ctx.owner, abort).await? {
-                    Some((_, existing)) => Ok(Outcome {
-                        result: existing.to_value(),
-                        event: None,
-                    }),
-                    None => Err(err(
-                        R::InvalidId,
-                        format!("artifact id {id} is not available in thread {thread}"),
-                    )),
+                // Nothing to load means the key is taken in a host store's one key space
+                // by another owner: answered exactly as a missing artifact.
+                match self.load(&thread, &id, &ctx.owner, abort).await? {
+                    Some((_, existing)) => Ok(Outcome::quiet(existing.to_value())),
+                    None => Err(not_found(&thread, &id)),
                 }
             }
             Err(e) => Err(e),
         }
     }
 
+    /// The count before a create is a snapshot: attaches racing on one thread can all
+    /// pass it. Recount with ours included; over the cap, withdraw ours (only while it is
+    /// still at its first version, untouched) and refuse, so a thread never keeps more
+    /// artifacts than its cap. Racers may both withdraw: a retryable refusal, never an
+    /// overfull thread. The record is committed, so the abort signal no longer applies.
+    async fn withdraw_over_cap(
+        &self,
+        rec: &Record,
+        owner: &Ownership,
+        abort: &AbortFlag,
+    ) -> Result<()> {
+        let settled = match abort.signal() {
+            Some(id) => AbortFlag::with_signal(id),
+            None => AbortFlag::new(),
+        };
+        let cap = self.config.limits.artifacts_per_thread;
+        let after = self
+            .count_thread(&rec.thread_id, owner, cap.saturating_add(1), &settled)
+            .await
+            .unwrap_or(0);
+        if after <= cap {
+            return Ok(());
+        }
+        let key = self.key(&rec.thread_id, &rec.id, owner, &settled);
+        if self.store.delete(&key, Some(1)).await.unwrap_or(false) {
+            return Err(err(
+                R::TooManyArtifacts,
+                format!(
+                    "thread {} reached its cap of {cap} artifacts",
+                    rec.thread_id
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     async fn list(&self, v: &Value, abort: &AbortFlag) -> Result<Outcome> {
-        let f = fields(v, &["cursor", "limit"])?;
+        let f = fields(v, &[&["cursor", "limit"]])?;
         let ctx = self.ctx(&f)?;
         let thread = input::id(&f, "threadId", &self.redactor)?;
-        let page_cap = self.config.limits.list_page_size;
+        let page_cap = self.config.limits.list_page_limit;
         let limit = match f.opt_u64("limit")? {
             Some(0) => return Err(f.fail("limit", "must be a positive integer")),
             Some(n) => n.min(page_cap),
@@ -512,68 +518,35 @@ impl ArtifactService {
             false,
         )?;
         abort.check()?;
-        let page = self
-            .store
-            .list(ListCheckpoints {
-                namespace: NAMESPACE.into(),
-                prefix: Some(format!("{thread}:")),
-                ownership: Some(ctx.owner.clone()),
-                cursor,
-                limit: Some(u32::try_from(limit).unwrap_or(200)),
-            })
-            .await?;
+        let mut query = self.thread_query(&thread, &ctx.owner, abort);
+        query.cursor = cursor;
+        query.limit = Some(u32::try_from(limit).unwrap_or(200));
+        let page = self.store.list(query).await?;
         abort.check()?;
         let mut items = Vec::with_capacity(page.items.len());
         for cp in page.items {
-            if cp.ownership != ctx.owner {
-                continue;
-            }
-            let rec: Record = serde_json::from_value(cp.value).map_err(|e| {
-                PrismError::internal(format!(
-                    "stored artifact record {} is malformed: {e}",
-                    cp.key
-                ))
-            })?;
-            if rec.ownership == ctx.owner && rec.thread_id == thread {
-                items.push(rec.to_value());
+            if let Some(rec) = self.record_of(cp, &ctx.owner)? {
+                if rec.thread_id == thread {
+                    items.push(rec.to_value());
+                }
             }
         }
         let mut result = json!({ "items": items });
         if let Some(c) = page.next_cursor {
             result["nextCursor"] = Value::String(c);
         }
-        Ok(Outcome {
-            result,
-            event: None,
-        })
+        Ok(Outcome::quiet(result))
     }
 
     async fn get(&self, v: &Value, abort: &AbortFlag) -> Result<Outcome> {
-        let f = fields(v, &["artifactId"])?;
+        let f = fields(v, &[&["artifactId"]])?;
         let ctx = self.ctx(&f)?;
         let (_, rec) = self.load_required(&f, &ctx, abort).await?;
-        Ok(Outcome {
-            result: rec.to_value(),
-            event: None,
-        })
+        Ok(Outcome::quiet(rec.to_value()))
     }
 
     async fn revise(&self, v: &Value, abort: &AbortFlag) -> Result<Outcome> {
-        let f = fields(
-            v,
-            &[
-                "artifactId",
-                "uri",
-                "mime",
-                "hash",
-                "size",
-                "title",
-                "note",
-                "preview",
-                "citations",
-                "producer",
-            ],
-        )?;
+        let f = fields(v, &[&REVISION, &["artifactId"]])?;
         let ctx = self.ctx(&f)?;
         let l = &self.config.limits;
         input::id(&f, "threadId", &self.redactor)?;
@@ -581,7 +554,7 @@ impl ArtifactService {
         let mime = input::bounded(&f, "mime", l.mime_bytes, R::MimeTooLarge, false)?;
         // Validate the whole revision before any store call (the MIME is filled in below).
         let mut revision = self.revision_from(&f, 0, String::new(), &ctx)?;
-        let (cp, mut rec) = self.load_required(&f, &ctx, abort).await?;
+        let (version, mut rec) = self.load_required(&f, &ctx, abort).await?;
         if rec.revisions.len() as u64 >= l.revisions_per_artifact {
             return Err(err(
                 R::TooManyRevisions,
@@ -599,24 +572,23 @@ impl ArtifactService {
             .latest_version
             .checked_add(1)
             .ok_or_else(|| PrismError::internal("revision counter overflow"))?;
-        let version = revision.version;
+        let number = revision.version;
         if revision.title.is_some() {
             rec.title = revision.title.clone();
         }
         rec.revisions.push(revision);
-        rec.latest_version = version;
+        rec.latest_version = number;
         rec.updated_at = time::format_iso(ctx.now);
         rec.refresh_state();
         let value = self.check_record_size(&rec)?;
-        self.save(&rec, value.clone(), &ctx.owner, cp.version, abort)
+        self.save(&rec, value.clone(), &ctx.owner, version, abort)
             .await?;
         let event = self.event(
             "artifact_revised",
             &rec,
-            version,
+            number,
             &ctx,
-            ctx.actor.as_deref(),
-            None,
+            Who::Actor(ctx.actor.as_deref()),
         );
         Ok(Outcome {
             result: value,
@@ -625,7 +597,7 @@ impl ArtifactService {
     }
 
     async fn compare(&self, v: &Value, abort: &AbortFlag) -> Result<Outcome> {
-        let f = fields(v, &["artifactId", "from", "to"])?;
+        let f = fields(v, &[&["artifactId", "from", "to"]])?;
         let ctx = self.ctx(&f)?;
         let from = input::version(&f, "from", true)?.unwrap_or_default();
         let to = input::version(&f, "to", true)?.unwrap_or_default();
@@ -639,7 +611,7 @@ impl ArtifactService {
         let a = rec.revision(from).ok_or_else(|| missing(from))?;
         let b = rec.revision(to).ok_or_else(|| missing(to))?;
         let empty = Vec::new();
-        let result = json!({
+        Ok(Outcome::quiet(json!({
             "artifactId": rec.id,
             "from": from,
             "to": to,
@@ -649,15 +621,11 @@ impl ArtifactService {
                 "uri": a.uri != b.uri,
                 "citations": a.citations.as_ref().unwrap_or(&empty) != b.citations.as_ref().unwrap_or(&empty),
             }
-        });
-        Ok(Outcome {
-            result,
-            event: None,
-        })
+        })))
     }
 
     async fn decide(&self, v: &Value, state: Decision, abort: &AbortFlag) -> Result<Outcome> {
-        let f = fields(v, &["artifactId", "version", "reviewer", "note"])?;
+        let f = fields(v, &[&["artifactId", "version", "reviewer", "note"]])?;
         let ctx = self.ctx(&f)?;
         let version = input::version(&f, "version", true)?.unwrap_or_default();
         let note = input::bounded(
@@ -672,7 +640,7 @@ impl ArtifactService {
             .ok_or_else(|| {
                 invalid("a decision needs a verified identity or an explicit reviewer".into())
             })?;
-        let (cp, mut rec) = self.load_required(&f, &ctx, abort).await?;
+        let (cp_version, mut rec) = self.load_required(&f, &ctx, abort).await?;
         let rev = rec
             .revision(version)
             .ok_or_else(|| err(R::NotFound, format!("revision {version} not found")))?;
@@ -699,13 +667,13 @@ impl ArtifactService {
         rec.updated_at = time::format_iso(ctx.now);
         rec.refresh_state();
         let value = self.check_record_size(&rec)?;
-        self.save(&rec, value.clone(), &ctx.owner, cp.version, abort)
+        self.save(&rec, value.clone(), &ctx.owner, cp_version, abort)
             .await?;
         let kind = match state {
             Decision::Approved => "artifact_approved",
             Decision::Rejected => "artifact_rejected",
         };
-        let event = self.event(kind, &rec, version, &ctx, Some(&reviewer), Some(state));
+        let event = self.event(kind, &rec, version, &ctx, Who::Reviewer(&reviewer, state));
         Ok(Outcome {
             result: value,
             event: Some(event),
@@ -713,39 +681,44 @@ impl ArtifactService {
     }
 
     async fn last_validated(&self, v: &Value, abort: &AbortFlag) -> Result<Outcome> {
-        let f = fields(v, &["artifactId"])?;
+        let f = fields(v, &[&["artifactId"]])?;
         let ctx = self.ctx(&f)?;
         let (_, rec) = self.load_required(&f, &ctx, abort).await?;
+        let Some(n) = rec.last_validated_version else {
+            return Err(err(
+                R::NotValidated,
+                format!("artifact {} has no approved revision", rec.id),
+            ));
+        };
         let rev = rec
-            .last_validated_version
-            .and_then(|n| rec.revision(n))
-            .ok_or_else(|| {
-                err(
-                    R::NotValidated,
-                    format!("artifact {} has no approved revision", rec.id),
-                )
-            })?;
-        Ok(Outcome {
-            result: serde_json::to_value(rev).unwrap_or(Value::Null),
-            event: None,
-        })
+            .revision(n)
+            .ok_or_else(|| err(R::NotFound, format!("validated revision {n} not found")))?;
+        Ok(Outcome::quiet(
+            serde_json::to_value(rev).unwrap_or(Value::Null),
+        ))
+    }
+
+    /// `ttlSeconds`: absent → the cap; otherwise an integer in `1..=cap`, else a
+    /// `RangeError` (as the reference's service).
+    fn ttl(&self, f: &Fields<'_>) -> Result<u64> {
+        let max = self.config.limits.delivery_link_ttl_seconds;
+        match f.get("ttlSeconds") {
+            None => Ok(max),
+            Some(v) => crate::json::as_u64(v)
+                .filter(|t| (1..=max).contains(t))
+                .ok_or_else(|| {
+                    PrismError::range(format!(
+                        "ttlSeconds must be a positive safe integer <= {max}, got {v}"
+                    ))
+                }),
+        }
     }
 
     async fn delivery_link(&self, v: &Value, abort: &AbortFlag) -> Result<Outcome> {
-        let f = fields(v, &["artifactId", "version", "ttlSeconds"])?;
+        let f = fields(v, &[&["artifactId", "version", "ttlSeconds"]])?;
         let ctx = self.ctx(&f)?;
         let version = input::version(&f, "version", false)?;
-        let max_ttl = self.config.limits.delivery_ttl_seconds;
-        let ttl = match f.opt_u64("ttlSeconds")? {
-            None => max_ttl,
-            Some(t) if t >= 1 && t <= max_ttl => t,
-            Some(_) => {
-                return Err(f.fail(
-                    "ttlSeconds",
-                    &format!("must be an integer in 1..={max_ttl}"),
-                ))
-            }
-        };
+        let ttl = self.ttl(&f)?;
         let (_, rec) = self.load_required(&f, &ctx, abort).await?;
         let version = version
             .or(rec.last_validated_version)
@@ -754,11 +727,15 @@ impl ArtifactService {
             return Err(err(R::NotFound, format!("revision {version} not found")));
         }
         let token = link::issue(&rec.id, &rec.thread_id, version, &ctx.owner, ttl, ctx.now);
-        let delivery = link::sign(&token, &self.config.link_secret, &self.config.limits)?;
-        Ok(Outcome {
-            result: serde_json::to_value(delivery).unwrap_or(Value::Null),
-            event: None,
-        })
+        let l = &self.config.limits;
+        let delivery = link::sign(
+            &token,
+            &self.config.link_secret,
+            l.delivery_link_token_bytes,
+        )?;
+        Ok(Outcome::quiet(
+            serde_json::to_value(delivery).unwrap_or(Value::Null),
+        ))
     }
 }
 

@@ -1,7 +1,9 @@
 //! Request body checks for the artifact handler: the body is one JSON object, it never
-//! carries what only `authorize` or the path may set, and the fields the handler knows
-//! have the right JSON types. The service validates values (lengths, caps, URIs); this
-//! layer only makes sure a wrongly typed body is a 400 that names the field.
+//! carries what only `authorize` may set, ids it repeats agree with the path, and the
+//! fields the handler knows have the right JSON types. The service validates values
+//! (lengths, caps, URIs); this layer only makes sure a wrongly typed body is a 400 that
+//! names the field, and reads it as the reference's handler does: integer fields may be
+//! decimal strings (`"2"`), and a body may repeat the path's `threadId`/`artifactId`.
 
 use super::route::Operation;
 use super::status::HttpError;
@@ -9,8 +11,8 @@ use crate::json::{as_u64, type_name};
 use serde_json::{Map, Value};
 
 /// Keys a request body must never carry: ownership and identity come only from
-/// `authorize`, thread and artifact ids only from the path, `signal` only from the request.
-pub const RESERVED_KEYS: [&str; 5] = ["ownership", "identity", "threadId", "artifactId", "signal"];
+/// `authorize`, `signal` only from the request.
+pub const RESERVED_KEYS: [&str; 3] = ["ownership", "identity", "signal"];
 
 /// serde_json's own recursion limit (128) bounds nesting; this is the message prefix.
 fn invalid_json(detail: impl std::fmt::Display) -> HttpError {
@@ -63,22 +65,22 @@ fn schema(op: Operation) -> &'static [(&'static str, Kind, bool)] {
             ("id", String, false),
             ("kind", String, false),
             ("title", String, false),
-            ("note", String, false),
+            ("changeNote", String, false),
+            ("producerRunId", String, false),
             ("size", Integer, false),
             ("preview", Object, false),
             ("citations", Array, false),
-            ("producer", Object, false),
         ],
         Operation::Revise => &[
             ("uri", String, true),
             ("hash", String, true),
             ("mime", String, false),
             ("title", String, false),
-            ("note", String, false),
+            ("changeNote", String, false),
+            ("producerRunId", String, false),
             ("size", Integer, false),
             ("preview", Object, false),
             ("citations", Array, false),
-            ("producer", Object, false),
         ],
         Operation::Compare => &[("from", Integer, false), ("to", Integer, false)],
         Operation::Approve | Operation::Reject => &[
@@ -91,15 +93,49 @@ fn schema(op: Operation) -> &'static [(&'static str, Kind, bool)] {
     }
 }
 
-/// Check one request body (UTF-8 text; empty means `{}`) for `op`. Returns the body
-/// object on success.
-pub fn check_body(op: Operation, text: &str) -> Result<Map<String, Value>, HttpError> {
+/// A decimal string an integer field may be given as (`"12"`; at most 15 digits).
+fn decimal(v: &Value) -> Option<Value> {
+    let s = v.as_str()?;
+    if s.is_empty() || s.len() > 15 || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    s.parse::<u64>().ok().map(Value::from)
+}
+
+/// A path id the body repeats: equal is accepted (and dropped), different is a 400.
+fn repeated_id(
+    obj: &mut Map<String, Value>,
+    key: &str,
+    path: Option<&str>,
+) -> Result<(), HttpError> {
+    let Some(given) = obj.remove(key) else {
+        return Ok(());
+    };
+    match path {
+        Some(p) if given.as_str() == Some(p) => Ok(()),
+        Some(_) => Err(invalid_input(format!(
+            "body.{key} differs from the {key} of the path"
+        ))),
+        None => Err(invalid_input(format!(
+            "request body must not contain \"{key}\" on this route"
+        ))),
+    }
+}
+
+/// Check one request body (UTF-8 text; empty means `{}`) for `op` under the path ids,
+/// and return it as the service reads it.
+pub fn check_body(
+    op: Operation,
+    text: &str,
+    thread_id: Option<&str>,
+    artifact_id: Option<&str>,
+) -> Result<Map<String, Value>, HttpError> {
     let value: Value = if text.trim().is_empty() {
         Value::Object(Map::new())
     } else {
         serde_json::from_str(text).map_err(invalid_json)?
     };
-    let obj = match value {
+    let mut obj = match value {
         Value::Object(obj) => obj,
         other => {
             return Err(invalid_input(format!(
@@ -110,33 +146,39 @@ pub fn check_body(op: Operation, text: &str) -> Result<Map<String, Value>, HttpE
     };
     for key in RESERVED_KEYS {
         if obj.contains_key(key) {
+            let from = if key == "signal" {
+                "the request"
+            } else {
+                "authorization"
+            };
             return Err(invalid_input(format!(
-                "request body must not contain \"{key}\": it comes from {}",
-                match key {
-                    "ownership" | "identity" => "authorization",
-                    "signal" => "the request",
-                    _ => "the path",
-                }
+                "request body must not contain \"{key}\": it comes from {from}"
             )));
         }
     }
+    repeated_id(&mut obj, "threadId", thread_id)?;
+    repeated_id(&mut obj, "artifactId", artifact_id)?;
     for (field, kind, required) in schema(op) {
-        match obj.get(*field) {
-            None if *required => {
+        let Some(v) = obj.get_mut(*field) else {
+            if *required {
                 return Err(invalid_input(format!(
                     "body.{field} is required ({})",
                     kind.name()
-                )))
+                )));
             }
-            None => {}
-            Some(v) if !kind.accepts(v) => {
-                return Err(invalid_input(format!(
-                    "body.{field} must be {}, got {}",
-                    kind.name(),
-                    describe(v)
-                )))
+            continue;
+        };
+        if matches!(kind, Kind::Integer) {
+            if let Some(n) = decimal(v) {
+                *v = n;
             }
-            Some(_) => {}
+        }
+        if !kind.accepts(v) {
+            return Err(invalid_input(format!(
+                "body.{field} must be {}, got {}",
+                kind.name(),
+                describe(v)
+            )));
         }
     }
     Ok(obj)
@@ -155,21 +197,77 @@ mod tests {
     use super::*;
 
     fn err(op: Operation, text: &str) -> HttpError {
-        check_body(op, text).unwrap_err()
+        check_body(op, text, Some("t1"), Some("a1")).unwrap_err()
     }
 
     #[test]
     fn accepts_well_typed_bodies() {
-        assert!(check_body(
+        let ok = |op, text| check_body(op, text, Some("t1"), Some("a1")).unwrap();
+        ok(
             Operation::Attach,
-            r#"{"uri":"https://x","mime":"text/plain","hash":"sha256:a","extra":1}"#
+            r#"{"uri":"https://x","mime":"text/plain","hash":"sha256:a","extra":1,"changeNote":"n","producerRunId":"r:1"}"#,
+        );
+        ok(Operation::Approve, r#"{"version":2,"note":"ok"}"#);
+        ok(Operation::DeliveryLink, "");
+        ok(Operation::DeliveryLink, "  \n");
+        ok(Operation::Compare, r#"{"from":1,"to":2}"#);
+        ok(Operation::Approve, r#"{"version":2.0}"#);
+    }
+
+    #[test]
+    fn repeated_path_ids_are_accepted_when_equal() {
+        let attach = r#"{"threadId":"t1","uri":"https://x","mime":"m","hash":"h"}"#;
+        let body = check_body(Operation::Attach, attach, Some("t1"), None).unwrap();
+        assert!(
+            !body.contains_key("threadId"),
+            "the path's id is what the service gets"
+        );
+        let e = check_body(Operation::Attach, attach, Some("t2"), None).unwrap_err();
+        assert_eq!((e.status, e.code), (400, "invalid_input"));
+        assert!(e.message.contains("threadId"), "{}", e.message);
+        let approve = r#"{"threadId":"t1","artifactId":"a1","version":1}"#;
+        assert!(check_body(Operation::Approve, approve, Some("t1"), Some("a1")).is_ok());
+        assert!(check_body(Operation::Approve, approve, Some("t1"), Some("a2")).is_err());
+        let e = check_body(
+            Operation::Attach,
+            r#"{"artifactId":"a1","uri":"u","mime":"m","hash":"h"}"#,
+            Some("t1"),
+            None,
+        );
+        assert!(
+            e.is_err(),
+            "attach names its artifact with id, not artifactId"
+        );
+    }
+
+    #[test]
+    fn integer_fields_may_be_decimal_strings() {
+        let body = check_body(
+            Operation::Approve,
+            r#"{"version":"2"}"#,
+            Some("t1"),
+            Some("a1"),
         )
-        .is_ok());
-        assert!(check_body(Operation::Approve, r#"{"version":2,"note":"ok"}"#).is_ok());
-        assert!(check_body(Operation::DeliveryLink, "").is_ok());
-        assert!(check_body(Operation::DeliveryLink, "  \n").is_ok());
-        assert!(check_body(Operation::Compare, r#"{"from":1,"to":2}"#).is_ok());
-        assert!(check_body(Operation::Approve, r#"{"version":2.0}"#).is_ok());
+        .unwrap();
+        assert_eq!(body["version"], 2);
+        let body = check_body(
+            Operation::DeliveryLink,
+            r#"{"ttlSeconds":"60","version":"1"}"#,
+            Some("t1"),
+            Some("a1"),
+        )
+        .unwrap();
+        assert_eq!(
+            (body["ttlSeconds"].clone(), body["version"].clone()),
+            (Value::from(60), Value::from(1))
+        );
+        for bad in [r#""-1""#, r#""1.5""#, r#""""#, r#""0x10""#, r#"" 2""#] {
+            let text = format!(r#"{{"version":{bad}}}"#);
+            assert!(
+                check_body(Operation::Approve, &text, Some("t1"), Some("a1")).is_err(),
+                "{bad}"
+            );
+        }
     }
 
     #[test]
@@ -199,7 +297,7 @@ mod tests {
 
     #[test]
     fn wrong_types_name_the_field() {
-        let e = err(Operation::Approve, r#"{"version":"2"}"#);
+        let e = err(Operation::Approve, r#"{"version":"two"}"#);
         assert_eq!(e.code, "invalid_input");
         assert!(e
             .message

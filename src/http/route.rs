@@ -16,8 +16,9 @@ pub const DEFAULT_BASE_PATH: &str = "/prism/artifacts";
 /// The reserved first segment of the download route.
 pub const DOWNLOAD_SEGMENT: &str = "download";
 
-/// One operation of the artifact service reachable over HTTP. The wire names are the
-/// `operation` values passed to `authorize` (the service method names, plus `download`).
+/// One operation of the artifact service reachable over HTTP. [`Operation::as_str`] is
+/// the `operation` given to `authorize` (`@arnilo/prism`'s `ArtifactOperation`),
+/// [`Operation::method`] the service method that serves it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Operation {
     Attach,
@@ -47,20 +48,34 @@ impl Operation {
         Operation::Download,
     ];
 
-    /// The `operation` name given to `authorize`, which is also the service method name
-    /// (except `download`, which reads through `get`).
+    /// The `operation` name given to `authorize` (`ArtifactOperation`).
     pub fn as_str(self) -> &'static str {
+        match self {
+            Operation::Attach => "artifact.attach",
+            Operation::List => "artifact.list",
+            Operation::Get => "artifact.get",
+            Operation::Revise => "artifact.revise",
+            Operation::Compare => "artifact.compare",
+            Operation::Approve => "artifact.approve",
+            Operation::Reject => "artifact.reject",
+            Operation::LastValidated => "artifact.last-validated",
+            Operation::DeliveryLink => "artifact.delivery-link",
+            Operation::Download => "artifact.download",
+        }
+    }
+
+    /// The service method that serves it (`download` reads through `get`).
+    pub fn method(self) -> &'static str {
         match self {
             Operation::Attach => "attach",
             Operation::List => "list",
-            Operation::Get => "get",
+            Operation::Get | Operation::Download => "get",
             Operation::Revise => "revise",
             Operation::Compare => "compare",
             Operation::Approve => "approve",
             Operation::Reject => "reject",
             Operation::LastValidated => "lastValidated",
             Operation::DeliveryLink => "deliveryLink",
-            Operation::Download => "download",
         }
     }
 

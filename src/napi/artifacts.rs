@@ -78,7 +78,8 @@ impl SecretRedactorHandle {
     }
 }
 
-/// Set from the JS side when the caller's AbortSignal fires.
+/// Set from the JS side when the caller's AbortSignal fires. `signal_id` names the
+/// caller's signal in `js/store.js`'s registry, so host stores receive it as `signal`.
 #[napi]
 pub struct ArtifactAbortFlag {
     inner: AbortFlag,
@@ -87,10 +88,9 @@ pub struct ArtifactAbortFlag {
 #[napi]
 impl ArtifactAbortFlag {
     #[napi(constructor)]
-    #[allow(clippy::new_without_default)]
-    pub fn new() -> Self {
+    pub fn new(signal_id: Option<u32>) -> Self {
         Self {
-            inner: AbortFlag::new(),
+            inner: signal_id.map_or_else(AbortFlag::new, AbortFlag::with_signal),
         }
     }
 
@@ -185,48 +185,60 @@ pub fn artifacts_resolve_limits(limits_json: String) -> napi::Result<String> {
     })
 }
 
-/// `signArtifactDeliveryLink`.
+/// `signArtifactDeliveryLink(token, secret)`: signs the token's JSON text exactly.
 #[napi]
-pub fn artifacts_sign_link(
-    input_json: String,
-    secret_base64: String,
-    options_json: String,
-) -> napi::Result<String> {
-    guard(|| {
-        let input = json::parse(&input_json, invalid)?;
-        let options = json::parse(&options_json, type_err)?;
-        text_of(&api::sign_link(
-            &input,
-            &secret_bytes(&secret_base64)?,
-            &options,
-        )?)
-    })
+pub fn artifacts_sign_link(token_json: String, secret_base64: String) -> napi::Result<String> {
+    guard(|| api::sign_link(&token_json, &secret_bytes(&secret_base64)?))
 }
 
-/// `verifyArtifactDeliveryLink`.
+/// `verifyArtifactDeliveryLink(link, secret, maxBytes?, now?)`: `now_ms` absent = now.
 #[napi]
 pub fn artifacts_verify_link(
     link_json: String,
     secret_base64: String,
-    options_json: String,
+    max_bytes: Option<f64>,
+    now_ms: Option<f64>,
 ) -> napi::Result<String> {
     guard(|| {
         let link = json::parse(&link_json, |m| {
             crate::artifacts::err(crate::error::ArtifactReason::InvalidLink, m)
         })?;
-        let options = json::parse(&options_json, type_err)?;
+        // Non-negative finite numbers (JS checked); a fraction rounds down.
+        let max = max_bytes.map(|m| m.max(0.0) as u64);
+        let now = now_ms.map_or_else(crate::artifacts::time::now_ms, |n| n as i64);
         text_of(&api::verify_link(
             &link,
             &secret_bytes(&secret_base64)?,
-            &options,
+            max,
+            now,
         )?)
     })
 }
 
-/// `artifactApprovalState`.
+/// `artifactCheckpointKey(threadId, artifactId)`.
+#[napi]
+pub fn artifacts_checkpoint_key(thread_id: String, artifact_id: String) -> String {
+    crate::artifacts::record_key(&thread_id, &artifact_id)
+}
+
+/// Constants the JS layer needs: `{ namespace, operations }` (the
+/// `ARTIFACT_CHECKPOINT_NAMESPACE` export and the service's method names).
+#[napi]
+pub fn artifacts_constants() -> String {
+    serde_json::json!({
+        "namespace": crate::artifacts::NAMESPACE,
+        "operations": crate::artifacts::service::OPERATIONS,
+    })
+    .to_string()
+}
+
+/// `artifactApprovalState`: `"pending" | "approved" | "rejected"`.
 #[napi]
 pub fn artifacts_approval_state(record_json: String) -> napi::Result<String> {
-    guard(|| text_of(&api::approval_state(&json::parse(&record_json, invalid)?)?))
+    guard(|| {
+        let record = json::parse(&record_json, PrismError::type_error)?;
+        api::approval_state(&record).map(str::to_string)
+    })
 }
 
 /// `approvalEvidenceIntact`.

@@ -19,26 +19,17 @@ pub fn http_validate_base_path(base: String) -> napi::Result<String> {
     guard(|| http::validate_base_path(&base))
 }
 
-/// Resolve `limits.maxRequestBytes` given as JSON text (absent → default).
-#[napi]
-pub fn http_resolve_max_request_bytes(value_json: Option<String>) -> napi::Result<u32> {
-    guard(|| {
-        let value = match value_json {
-            None => None,
-            Some(t) => Some(crate::json::parse(&t, PrismError::type_error)?),
-        };
-        let n = http::resolve_max_request_bytes(value.as_ref())?;
-        u32::try_from(n).map_err(|_| PrismError::range("limits.maxRequestBytes is out of range"))
-    })
-}
-
 /// Match a route: `{ operation, threadId?, artifactId? }` or `{ error: { status, code, message } }`.
 #[napi]
 pub fn http_match_route(base: String, method: String, path: String) -> napi::Result<String> {
     guard(|| {
         Ok(match http::match_route(&base, &method, &path) {
             Ok(route) => {
-                let mut out = json!({ "operation": route.operation.as_str() });
+                let mut out = json!({
+                    "operation": route.operation.as_str(),
+                    "method": route.operation.method(),
+                    "body": route.operation.has_body(),
+                });
                 if let Some(t) = route.thread_id {
                     out["threadId"] = Value::String(t);
                 }
@@ -55,16 +46,24 @@ pub fn http_match_route(base: String, method: String, path: String) -> napi::Res
     })
 }
 
-/// Check a request body for `operation`: `""` when acceptable, else `{ error: { status, code, message } }`.
+/// Check a request body for `operation` (its `authorize` name) under the path ids:
+/// `{ body }` as the service reads it, or `{ error: { status, code, message } }`.
 #[napi]
-pub fn http_check_body(operation: String, text: String) -> napi::Result<String> {
+pub fn http_check_body(
+    operation: String,
+    text: String,
+    thread_id: Option<String>,
+    artifact_id: Option<String>,
+) -> napi::Result<String> {
     guard(|| {
         let op = Operation::from_name(&operation)
             .ok_or_else(|| PrismError::type_error(format!("unknown operation {operation:?}")))?;
-        Ok(match http::check_body(op, &text) {
-            Ok(_) => String::new(),
-            Err(e) => error_json(&e),
-        })
+        Ok(
+            match http::check_body(op, &text, thread_id.as_deref(), artifact_id.as_deref()) {
+                Ok(body) => json!({ "body": body }).to_string(),
+                Err(e) => error_json(&e),
+            },
+        )
     })
 }
 
@@ -84,8 +83,8 @@ pub fn http_status_table() -> napi::Result<String> {
             "reasons": reasons,
             "success": ops,
             "defaultBasePath": http::DEFAULT_BASE_PATH,
-            "defaultMaxRequestBytes": http::DEFAULT_MAX_REQUEST_BYTES,
-            "hardMaxRequestBytes": http::HARD_MAX_REQUEST_BYTES,
+            "minSecretBytes": crate::artifacts::link::MIN_SECRET_BYTES,
+            "maxSecretBytes": crate::artifacts::link::MAX_SECRET_BYTES,
         })
         .to_string())
     })

@@ -79,8 +79,8 @@ impl CheckpointStoreHandle {
         input: String,
     ) -> napi::Result<PromiseRaw<'env, String>> {
         spawn_admitted(env, &self.inner, |inner| async move {
-            let t = store::parse_load(&input)?;
-            to_json(&inner.load(&t.namespace, &t.key, &t.ownership).await?)
+            let key = store::parse_key(&input)?;
+            to_json(&inner.load(&key).await?)
         })
     }
 
@@ -105,10 +105,8 @@ impl CheckpointStoreHandle {
         input: String,
     ) -> napi::Result<PromiseRaw<'env, bool>> {
         spawn_admitted(env, &self.inner, |inner| async move {
-            let t = store::parse_delete(&input)?;
-            inner
-                .delete(&t.namespace, &t.key, &t.ownership, t.expected_version)
-                .await
+            let (key, expected) = store::parse_delete(&input)?;
+            inner.delete(&key, expected).await
         })
     }
 }

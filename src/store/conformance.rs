@@ -1,12 +1,12 @@
 //! The store conformance suite: one set of checks every [`CheckpointStore`] passes (memory,
-//! SQLite, PostgreSQL, the host bridge), with a forced two-writer interleaving for CAS in
+//! SQLite, PostgreSQL, the host bridge), with forced two-writer interleavings for CAS in
 //! the manner of Kubernetes' storage tests. Each store's test module calls [`run`].
 
 use super::*;
-use crate::error::ErrorKind;
-use serde_json::json;
+use crate::error::{ErrorKind, Result};
+use serde_json::{json, Value};
 
-fn owner(t: &str) -> Ownership {
+pub(crate) fn owner(t: &str) -> Ownership {
     Ownership {
         tenant_id: Some(t.into()),
         account_id: None,
@@ -14,15 +14,44 @@ fn owner(t: &str) -> Ownership {
     }
 }
 
-fn req(ns: &str, key: &str, o: &Ownership, value: Value, expected: Option<u64>) -> SaveCheckpoint {
+/// A save of `value` at `version` with no CAS, fence, category or metadata.
+pub(crate) fn save(
+    ns: &str,
+    key: &str,
+    o: &Ownership,
+    version: u64,
+    value: Value,
+) -> SaveCheckpoint {
     SaveCheckpoint {
         namespace: ns.into(),
         key: key.into(),
-        ownership: o.clone(),
-        category: None,
+        owner: o.clone(),
+        version,
+        expected_version: None,
+        fencing_token: None,
         value,
-        expected_version: expected,
+        category: None,
+        metadata: None,
+        signal: None,
     }
+}
+
+/// A compare-and-swap save: `expected` → `expected + 1`.
+pub(crate) fn cas(
+    ns: &str,
+    key: &str,
+    o: &Ownership,
+    expected: u64,
+    value: Value,
+) -> SaveCheckpoint {
+    SaveCheckpoint {
+        expected_version: Some(expected),
+        ..save(ns, key, o, expected + 1, value)
+    }
+}
+
+pub(crate) fn key(ns: &str, k: &str, o: &Ownership) -> CheckpointKey {
+    CheckpointKey::new(ns, k, o)
 }
 
 fn is_conflict<T: std::fmt::Debug>(r: &Result<T>) -> bool {
@@ -40,10 +69,11 @@ pub async fn run(store: &dyn CheckpointStore) {
 pub async fn run_with(store: &dyn CheckpointStore, keeps_key_order: bool) {
     let run_id = format!("{:x}", std::process::id()) + &now_iso8601();
     crud(store, &format!("crud-{run_id}"), keeps_key_order).await;
-    ownership(store, &format!("own-{run_id}")).await;
+    versions_and_fencing(store, &format!("fence-{run_id}")).await;
+    owner_scoping(store, &format!("own-{run_id}")).await;
     listing(store, &format!("list-{run_id}")).await;
     cursor_stability(store, &format!("cursor-{run_id}")).await;
-    cas(store, &format!("cas-{run_id}")).await;
+    counter(store, &format!("cas-{run_id}")).await;
     two_writers(store, &format!("race-{run_id}")).await;
     bad_input(store, &format!("bad-{run_id}")).await;
 }
@@ -51,21 +81,29 @@ pub async fn run_with(store: &dyn CheckpointStore, keeps_key_order: bool) {
 async fn crud(store: &dyn CheckpointStore, ns: &str, keeps_key_order: bool) {
     let o = owner("t1");
     let value = json!({ "a": [1, 2.5, "\u{e9}\u{1f600}"], "z": null, "b": { "c": true } });
-    let mut create = req(ns, "k", &o, value.clone(), Some(0));
+    let meta = json!({ "run": "r1", "n": 2 }).as_object().cloned();
+    let mut create = cas(ns, "k", &o, 0, value.clone());
     create.category = Some("artifact".into());
+    create.metadata = meta.clone();
     let c1 = store.save(create).await.expect("create");
-    assert_eq!(c1.version, 1);
-    assert_eq!(c1.namespace, ns);
-    assert_eq!(c1.key, "k");
-    assert_eq!(c1.ownership, o);
+    assert_eq!(
+        (c1.version, c1.namespace.as_str(), c1.key.as_str()),
+        (1, ns, "k")
+    );
+    assert_eq!(c1.owner, o);
     assert_eq!(c1.category.as_deref(), Some("artifact"));
+    assert_eq!(c1.metadata, meta);
+    assert_eq!(c1.fencing_token, None);
     assert_eq!(c1.value, value);
     assert_eq!(c1.created_at, c1.updated_at);
     assert_eq!(c1.created_at.len(), 24);
 
-    let loaded = store.load(ns, "k", &o).await.unwrap().expect("loaded");
+    let loaded = store
+        .load(&key(ns, "k", &o))
+        .await
+        .unwrap()
+        .expect("loaded");
     assert_eq!(loaded, c1);
-    // Key order of the value survives the round trip.
     if keeps_key_order {
         assert_eq!(
             serde_json::to_string(&loaded.value).unwrap(),
@@ -74,84 +112,158 @@ async fn crud(store: &dyn CheckpointStore, ns: &str, keeps_key_order: bool) {
     }
 
     let c2 = store
-        .save(req(ns, "k", &o, json!("two"), Some(1)))
+        .save(cas(ns, "k", &o, 1, json!("two")))
         .await
         .expect("replace at version 1");
     assert_eq!(c2.version, 2);
     assert_eq!(c2.category, None, "a save replaces the category too");
+    assert_eq!(c2.metadata, None, "and the metadata");
     assert_eq!(c2.created_at, c1.created_at);
+    // Without expectedVersion any greater version writes; versions may jump.
     let c3 = store
-        .save(req(ns, "k", &o, json!(3), None))
+        .save(save(ns, "k", &o, 7, json!(3)))
         .await
         .expect("upsert");
-    assert_eq!(c3.version, 3);
+    assert_eq!(c3.version, 7);
     assert_eq!(
-        store.load(ns, "k", &o).await.unwrap().unwrap().value,
+        store.load(&key(ns, "k", &o)).await.unwrap().unwrap().value,
         json!(3)
     );
 
-    assert!(store.load(ns, "missing", &o).await.unwrap().is_none());
+    assert!(store.load(&key(ns, "missing", &o)).await.unwrap().is_none());
     assert!(store
-        .load("other-namespace-x", "k", &o)
+        .load(&key("other-namespace-x", "k", &o))
         .await
         .unwrap()
         .is_none());
 
-    let up = store
-        .save(req(ns, "fresh", &o, json!(null), None))
+    let fresh = store
+        .save(save(ns, "fresh", &o, 4, json!(null)))
         .await
         .unwrap();
-    assert_eq!(up.version, 1, "upsert creates at version 1");
-    assert_eq!(up.value, json!(null));
+    assert_eq!(fresh.version, 4, "a new key takes the caller's version");
+    assert_eq!(fresh.value, json!(null));
 
-    assert!(store.delete(ns, "k", &o, Some(3)).await.unwrap());
-    assert!(store.load(ns, "k", &o).await.unwrap().is_none());
-    assert!(!store.delete(ns, "k", &o, None).await.unwrap());
-    assert!(store.delete(ns, "fresh", &o, None).await.unwrap());
-    // Re-creating after delete starts again at version 1.
-    let again = store
-        .save(req(ns, "k", &o, json!(1), Some(0)))
-        .await
-        .unwrap();
+    assert!(store.delete(&key(ns, "k", &o), Some(7)).await.unwrap());
+    assert!(store.load(&key(ns, "k", &o)).await.unwrap().is_none());
+    assert!(!store.delete(&key(ns, "k", &o), None).await.unwrap());
+    assert!(store.delete(&key(ns, "fresh", &o), None).await.unwrap());
+    // Re-creating after delete starts from nothing.
+    let again = store.save(cas(ns, "k", &o, 0, json!(1))).await.unwrap();
     assert_eq!(again.version, 1);
 }
 
-async fn ownership(store: &dyn CheckpointStore, ns: &str) {
-    let mine = owner("t1");
-    let theirs = owner("t2");
+async fn versions_and_fencing(store: &dyn CheckpointStore, ns: &str) {
+    let o = owner("t1");
+    let fenced = |version: u64, fence: Option<u64>| SaveCheckpoint {
+        fencing_token: fence,
+        ..save(ns, "k", &o, version, json!(version))
+    };
+    assert_eq!(
+        store.save(fenced(3, Some(5))).await.unwrap().fencing_token,
+        Some(5)
+    );
+    // The version must increase: equal or lower is stale, with or without CAS.
+    for version in [1, 2, 3] {
+        assert!(
+            is_conflict(&store.save(fenced(version, Some(5))).await),
+            "{version}"
+        );
+    }
+    let mut stale = cas(ns, "k", &o, 3, json!(0));
+    stale.version = 3;
+    stale.fencing_token = Some(5);
+    assert!(
+        is_conflict(&store.save(stale).await),
+        "right expectedVersion, stale version"
+    );
+    assert!(
+        is_conflict(&store.save(fenced(4, None)).await),
+        "no fence under a stored fence"
+    );
+    assert!(
+        is_conflict(&store.save(fenced(4, Some(4))).await),
+        "a lower fence"
+    );
+    let cp = store.load(&key(ns, "k", &o)).await.unwrap().unwrap();
+    assert_eq!(
+        (cp.version, cp.value, cp.fencing_token),
+        (3, json!(3), Some(5))
+    );
+    assert_eq!(
+        store.save(fenced(4, Some(5))).await.unwrap().fencing_token,
+        Some(5)
+    );
+    assert_eq!(
+        store.save(fenced(5, Some(9))).await.unwrap().fencing_token,
+        Some(9)
+    );
+    assert!(is_conflict(&store.save(fenced(6, Some(5))).await));
+    assert_eq!(
+        store
+            .load(&key(ns, "k", &o))
+            .await
+            .unwrap()
+            .unwrap()
+            .version,
+        5
+    );
+    // An unfenced key accepts any token, and no token.
+    store.save(save(ns, "free", &o, 1, json!(0))).await.unwrap();
+    store.save(save(ns, "free", &o, 2, json!(0))).await.unwrap();
+}
+
+async fn owner_scoping(store: &dyn CheckpointStore, ns: &str) {
+    let a = owner("t1");
+    let b = owner("t2");
     let partial = Ownership {
         tenant_id: Some("t1".into()),
         ..Default::default()
     };
-    store
-        .save(req(ns, "k", &mine, json!("mine"), Some(0)))
-        .await
-        .unwrap();
-    for other in [&theirs, &partial] {
-        assert!(store.load(ns, "k", other).await.unwrap().is_none());
+    let unowned = Ownership::default();
+    store.save(cas(ns, "k", &a, 0, json!("a"))).await.unwrap();
+    // Every other owner has its own, empty slot for the same key.
+    for (i, other) in [&b, &partial, &unowned].into_iter().enumerate() {
+        assert!(store.load(&key(ns, "k", other)).await.unwrap().is_none());
+        assert!(!store.delete(&key(ns, "k", other), None).await.unwrap());
         assert!(is_conflict(
-            &store.save(req(ns, "k", other, json!("x"), None)).await
+            &store.save(cas(ns, "k", other, 1, json!("x"))).await
         ));
-        assert!(is_conflict(
-            &store.save(req(ns, "k", other, json!("x"), Some(1))).await
-        ));
-        assert!(is_conflict(
-            &store.save(req(ns, "k", other, json!("x"), Some(0))).await
-        ));
-        assert!(is_conflict(&store.delete(ns, "k", other, None).await));
-        assert!(is_conflict(&store.delete(ns, "k", other, Some(1)).await));
+        let mine = store
+            .save(cas(ns, "k", other, 0, json!(i)))
+            .await
+            .expect("another owner creates its own key");
+        assert_eq!((mine.version, &mine.owner), (1, other));
     }
-    let cp = store.load(ns, "k", &mine).await.unwrap().unwrap();
-    assert_eq!(cp.value, json!("mine"));
-    assert_eq!(cp.version, 1);
+    store.save(cas(ns, "k", &b, 1, json!("b2"))).await.unwrap();
+    assert!(store.delete(&key(ns, "k", &partial), None).await.unwrap());
+    let cp = store.load(&key(ns, "k", &a)).await.unwrap().unwrap();
+    assert_eq!((cp.version, cp.value), (1, json!("a")));
+    assert_eq!(
+        store.load(&key(ns, "k", &b)).await.unwrap().unwrap().value,
+        json!("b2")
+    );
+    assert_eq!(
+        store
+            .load(&key(ns, "k", &unowned))
+            .await
+            .unwrap()
+            .unwrap()
+            .value,
+        json!(2)
+    );
 }
 
 async fn list_all(store: &dyn CheckpointStore, mut q: ListCheckpoints) -> Vec<String> {
     let mut keys = Vec::new();
     loop {
         let page = store.list(q.clone()).await.unwrap();
-        assert!(page.items.len() <= q.limit.unwrap_or(u32::MAX) as usize);
-        keys.extend(page.items.iter().map(|c| c.key.clone()));
+        assert!(page.items.len() <= q.limit.unwrap_or(u32::MAX).max(1) as usize);
+        keys.extend(
+            page.items
+                .iter()
+                .map(|c| format!("{}@{}", c.key, c.owner.tenant_id.as_deref().unwrap_or("-"))),
+        );
         match page.next_cursor {
             Some(c) => {
                 assert!(!page.items.is_empty(), "a page with a cursor has items");
@@ -169,145 +281,209 @@ async fn listing(store: &dyn CheckpointStore, ns: &str) {
     let keys = ["t:1", "t:2", "t:3", "t:10", "u:1", "t", "t:\u{e9}", "s:9"];
     for (i, k) in keys.iter().enumerate() {
         let o = if i % 2 == 0 { &a } else { &b };
-        store.save(req(ns, k, o, json!(i), None)).await.unwrap();
+        let mut s = save(ns, k, o, 1, json!(i));
+        s.category = Some(if i < 4 { "x" } else { "y" }.into());
+        store.save(s).await.unwrap();
     }
+    // The same key under both owners lists twice, owner key breaking the tie.
     store
-        .save(req(&format!("{ns}-other"), "t:1", &a, json!(0), None))
+        .save(save(ns, "t:2", &a, 1, json!("a")))
         .await
         .unwrap();
-    let mut sorted: Vec<String> = keys.iter().map(|s| s.to_string()).collect();
-    sorted.sort();
-
-    let q = |prefix: Option<&str>, o: Option<&Ownership>, limit: Option<u32>| ListCheckpoints {
-        namespace: ns.into(),
-        prefix: prefix.map(str::to_string),
-        ownership: o.cloned(),
-        cursor: None,
-        limit,
-    };
-    // Every page size gives the same ordered result.
+    store
+        .save(save(&format!("{ns}-other"), "t:1", &a, 1, json!(0)))
+        .await
+        .unwrap();
+    let q =
+        |prefix: Option<&str>, filter: Option<&Ownership>, limit: Option<u32>| ListCheckpoints {
+            namespace: Some(ns.into()),
+            key_prefix: prefix.map(str::to_string),
+            owner: filter.cloned().unwrap_or_default(),
+            limit,
+            ..Default::default()
+        };
+    let all = [
+        "s:9@t2",
+        "t@t2",
+        "t:1@t1",
+        "t:10@t2",
+        "t:2@t1",
+        "t:2@t2",
+        "t:3@t1",
+        "t:\u{e9}@t1",
+        "u:1@t1",
+    ];
     for limit in [Some(1), Some(2), Some(3), Some(100), None] {
         assert_eq!(
             list_all(store, q(None, None, limit)).await,
-            sorted,
+            all,
             "limit {limit:?}"
         );
         assert_eq!(
             list_all(store, q(Some("t:"), None, limit)).await,
-            ["t:1", "t:10", "t:2", "t:3", "t:\u{e9}"],
+            [
+                "t:1@t1",
+                "t:10@t2",
+                "t:2@t1",
+                "t:2@t2",
+                "t:3@t1",
+                "t:\u{e9}@t1"
+            ],
         );
         assert_eq!(
             list_all(store, q(Some("t:"), Some(&a), limit)).await,
-            ["t:1", "t:3", "t:\u{e9}"],
+            ["t:1@t1", "t:2@t1", "t:3@t1", "t:\u{e9}@t1"],
         );
+        let mut desc = q(None, Some(&b), limit);
+        desc.order = Order::Desc;
         assert_eq!(
-            list_all(store, q(None, Some(&b), limit)).await,
-            ["s:9", "t", "t:10", "t:2"]
+            list_all(store, desc).await,
+            ["t:2@t2", "t:10@t2", "t@t2", "s:9@t2"]
         );
     }
+    // Filters: partial owner, exact owner, category (one, a set, the empty set).
+    let tenant_only = Ownership {
+        tenant_id: Some("t1".into()),
+        ..Default::default()
+    };
+    assert_eq!(
+        list_all(store, q(Some("t:1"), Some(&tenant_only), None)).await,
+        ["t:1@t1"]
+    );
+    let mut exact = q(Some("t:1"), Some(&tenant_only), None);
+    exact.exact_owner = true;
+    assert!(list_all(store, exact).await.is_empty());
+    let by_category = |set: &[&str]| ListCheckpoints {
+        categories: Some(set.iter().map(|s| s.to_string()).collect()),
+        ..q(None, None, None)
+    };
+    assert_eq!(
+        list_all(store, by_category(&["y"])).await,
+        ["s:9@t2", "t@t2", "t:\u{e9}@t1", "u:1@t1"]
+    );
+    assert_eq!(list_all(store, by_category(&["x", "y"])).await.len(), 8);
+    assert!(list_all(store, by_category(&[])).await.is_empty());
     assert!(list_all(store, q(Some("zz"), None, None)).await.is_empty());
     assert!(list_all(store, q(None, Some(&owner("t3")), None))
         .await
         .is_empty());
-    let page = store.list(q(None, None, Some(100))).await.unwrap();
-    assert!(page.next_cursor.is_none(), "no cursor on the last page");
-    let first = &page.items[0];
-    assert_eq!(first.namespace, ns);
-    assert_eq!(first.version, 1);
-    // An exact page: a cursor may be returned only if more items follow.
-    let page = store.list(q(Some("t:"), None, Some(5))).await.unwrap();
-    assert_eq!(page.items.len(), 5);
+    // Without a namespace: every namespace, still in order.
+    let across = ListCheckpoints {
+        key_prefix: Some("t:1".into()),
+        owner: a.clone(),
+        ..Default::default()
+    };
+    let page = store.list(across).await.unwrap();
+    let namespaces: Vec<_> = page
+        .items
+        .iter()
+        .filter(|c| c.namespace.starts_with(ns))
+        .map(|c| c.namespace.clone())
+        .collect();
+    assert_eq!(namespaces, [ns.to_string(), format!("{ns}-other")]);
+    // A limit below 1 gives one item; a cursor only when more follow.
+    let page = store.list(q(None, None, Some(0))).await.unwrap();
+    assert_eq!(page.items.len(), 1);
+    let page = store.list(q(Some("t:"), None, Some(6))).await.unwrap();
+    assert_eq!(page.items.len(), 6);
     assert!(page.next_cursor.is_none());
 }
 
 async fn cursor_stability(store: &dyn CheckpointStore, ns: &str) {
     let o = owner("t1");
     for k in ["b", "d", "f", "h"] {
-        store.save(req(ns, k, &o, json!(k), None)).await.unwrap();
+        store.save(save(ns, k, &o, 1, json!(k))).await.unwrap();
     }
-    let q = ListCheckpoints {
-        namespace: ns.into(),
-        limit: Some(2),
-        ..Default::default()
-    };
-    let p1 = store.list(q.clone()).await.unwrap();
-    let keys: Vec<_> = p1.items.iter().map(|c| c.key.as_str()).collect();
-    assert_eq!(keys, ["b", "d"]);
-    let cursor = p1.next_cursor.expect("more pages");
-    // Writes between pages: before the cursor, after it, and a delete of a seen key.
-    store.save(req(ns, "a", &o, json!(0), None)).await.unwrap();
-    store.save(req(ns, "c", &o, json!(0), None)).await.unwrap();
-    store.save(req(ns, "e", &o, json!(0), None)).await.unwrap();
-    store
-        .save(req(ns, "f", &o, json!("f2"), None))
-        .await
-        .unwrap();
-    assert!(store.delete(ns, "b", &o, None).await.unwrap());
-    let rest = list_all(
-        store,
-        ListCheckpoints {
-            cursor: Some(cursor.clone()),
-            ..q.clone()
-        },
-    )
-    .await;
-    assert_eq!(
-        rest,
-        ["e", "f", "h"],
-        "continues strictly after the cursor key"
-    );
-    // The same cursor gives the same continuation again.
-    let again = list_all(
-        store,
-        ListCheckpoints {
-            cursor: Some(cursor),
-            ..q
-        },
-    )
-    .await;
-    assert_eq!(again, rest);
+    for order in [Order::Asc, Order::Desc] {
+        let q = ListCheckpoints {
+            namespace: Some(ns.into()),
+            limit: Some(2),
+            order,
+            ..Default::default()
+        };
+        let p1 = store.list(q.clone()).await.unwrap();
+        let keys: Vec<_> = p1.items.iter().map(|c| c.key.clone()).collect();
+        let cursor = p1.next_cursor.expect("more pages");
+        // Writes between pages: on both sides of the cursor, and deletes of seen keys.
+        let seen = keys[0].clone();
+        store.save(save(ns, "a", &o, 1, json!(0))).await.unwrap();
+        store.save(save(ns, "c", &o, 1, json!(0))).await.unwrap();
+        store.save(save(ns, "e", &o, 1, json!(0))).await.unwrap();
+        store.save(save(ns, "g", &o, 1, json!(0))).await.unwrap();
+        assert!(store.delete(&key(ns, &seen, &o), None).await.unwrap());
+        let rest = list_all(
+            store,
+            ListCheckpoints {
+                cursor: Some(cursor.clone()),
+                ..q.clone()
+            },
+        )
+        .await;
+        let want: Vec<String> = match order {
+            Order::Asc => ["e", "f", "g", "h"]
+                .iter()
+                .map(|k| format!("{k}@t1"))
+                .collect(),
+            Order::Desc => ["e", "d", "c", "b", "a"]
+                .iter()
+                .map(|k| format!("{k}@t1"))
+                .collect(),
+        };
+        assert_eq!(rest, want, "{order:?}: continues strictly after the cursor");
+        let again = list_all(
+            store,
+            ListCheckpoints {
+                cursor: Some(cursor),
+                ..q
+            },
+        )
+        .await;
+        assert_eq!(again, rest, "the same cursor gives the same continuation");
+        // Restore the deleted key and remove the additions for the next order.
+        store.save(save(ns, &seen, &o, 1, json!(0))).await.unwrap();
+        for k in ["a", "c", "e", "g"] {
+            assert!(store.delete(&key(ns, k, &o), None).await.unwrap());
+        }
+    }
 }
 
-async fn cas(store: &dyn CheckpointStore, ns: &str) {
+async fn counter(store: &dyn CheckpointStore, ns: &str) {
     let o = owner("t1");
     assert!(is_conflict(
-        &store.save(req(ns, "k", &o, json!(1), Some(1))).await
+        &store.save(cas(ns, "k", &o, 1, json!(1))).await
     ));
     assert!(
-        store.load(ns, "k", &o).await.unwrap().is_none(),
+        store.load(&key(ns, "k", &o)).await.unwrap().is_none(),
         "a failed CAS creates nothing"
     );
-    store
-        .save(req(ns, "k", &o, json!(1), Some(0)))
-        .await
-        .unwrap();
+    store.save(cas(ns, "k", &o, 0, json!(1))).await.unwrap();
     assert!(is_conflict(
-        &store.save(req(ns, "k", &o, json!(2), Some(0))).await
+        &store.save(cas(ns, "k", &o, 0, json!(2))).await
     ));
     assert!(is_conflict(
-        &store.save(req(ns, "k", &o, json!(2), Some(2))).await
+        &store.save(cas(ns, "k", &o, 2, json!(2))).await
     ));
-    assert!(is_conflict(&store.delete(ns, "k", &o, Some(2)).await));
-    let cp = store.load(ns, "k", &o).await.unwrap().unwrap();
+    assert!(is_conflict(&store.delete(&key(ns, "k", &o), Some(2)).await));
+    let cp = store.load(&key(ns, "k", &o)).await.unwrap().unwrap();
     assert_eq!(
         (cp.version, cp.value),
         (1, json!(1)),
         "failed CAS changes nothing"
     );
-    store
-        .save(req(ns, "k", &o, json!(2), Some(1)))
-        .await
-        .unwrap();
+    store.save(cas(ns, "k", &o, 1, json!(2))).await.unwrap();
     assert!(is_conflict(
-        &store.save(req(ns, "k", &o, json!(3), Some(1))).await
+        &store.save(cas(ns, "k", &o, 1, json!(3))).await
     ));
-    assert!(!store.delete(ns, "missing", &o, Some(1)).await.unwrap());
+    assert!(!store
+        .delete(&key(ns, "missing", &o), Some(1))
+        .await
+        .unwrap());
 
     // Concurrent read-modify-write with retry: no increment is lost.
     let workers = 8u64;
     let per = 5u64;
     store
-        .save(req(ns, "counter", &o, json!(0), Some(0)))
+        .save(cas(ns, "counter", &o, 0, json!(0)))
         .await
         .unwrap();
     let mut tasks = Vec::new();
@@ -316,10 +492,10 @@ async fn cas(store: &dyn CheckpointStore, ns: &str) {
         tasks.push(async move {
             for _ in 0..per {
                 loop {
-                    let cur = store.load(ns, "counter", &o).await.unwrap().unwrap();
+                    let cur = store.load(&key(ns, "counter", &o)).await.unwrap().unwrap();
                     let n = cur.value.as_u64().unwrap();
                     let r = store
-                        .save(req(ns, "counter", &o, json!(n + 1), Some(cur.version)))
+                        .save(cas(ns, "counter", &o, cur.version, json!(n + 1)))
                         .await;
                     if is_conflict(&r) {
                         tokio::task::yield_now().await;
@@ -332,7 +508,7 @@ async fn cas(store: &dyn CheckpointStore, ns: &str) {
         });
     }
     futures_join_all(tasks).await;
-    let cp = store.load(ns, "counter", &o).await.unwrap().unwrap();
+    let cp = store.load(&key(ns, "counter", &o)).await.unwrap().unwrap();
     assert_eq!(cp.value, json!(workers * per));
     assert_eq!(cp.version, workers * per + 1);
 }
@@ -362,20 +538,20 @@ async fn futures_join_all<F: std::future::Future<Output = ()>>(tasks: Vec<F>) {
 
 async fn two_writers(store: &dyn CheckpointStore, ns: &str) {
     let o = owner("t1");
-    store
-        .save(req(ns, "k", &o, json!("v1"), None))
-        .await
-        .unwrap();
+    store.save(save(ns, "k", &o, 1, json!("v1"))).await.unwrap();
     for round in 0..5u64 {
-        let a = store.load(ns, "k", &o).await.unwrap().unwrap();
-        let b = store.load(ns, "k", &o).await.unwrap().unwrap();
+        let a = store.load(&key(ns, "k", &o)).await.unwrap().unwrap();
+        let b = store.load(&key(ns, "k", &o)).await.unwrap().unwrap();
         assert_eq!(a.version, b.version);
         let (ra, rb) = tokio::join!(
-            store.save(req(ns, "k", &o, json!(["a", round]), Some(a.version))),
-            store.save(req(ns, "k", &o, json!(["b", round]), Some(b.version))),
+            store.save(cas(ns, "k", &o, a.version, json!(["a", round]))),
+            store.save(cas(ns, "k", &o, b.version, json!(["b", round]))),
         );
-        let wins = [&ra, &rb].iter().filter(|r| r.is_ok()).count();
-        assert_eq!(wins, 1, "exactly one of two racing writers wins");
+        assert_eq!(
+            [&ra, &rb].iter().filter(|r| r.is_ok()).count(),
+            1,
+            "one writer wins"
+        );
         assert!(
             is_conflict(&ra) || is_conflict(&rb),
             "the loser sees a conflict"
@@ -385,21 +561,34 @@ async fn two_writers(store: &dyn CheckpointStore, ns: &str) {
             (Err(e), _) => panic!("no winner: {e}"),
         };
         assert_eq!(winner.version, a.version + 1);
-        let now = store.load(ns, "k", &o).await.unwrap().unwrap();
+        let now = store.load(&key(ns, "k", &o)).await.unwrap().unwrap();
         assert_eq!(now, winner, "the winner's value is what is stored");
     }
+    // Two racing writers without CAS but with the same caller version: one wins.
+    let cur = store
+        .load(&key(ns, "k", &o))
+        .await
+        .unwrap()
+        .unwrap()
+        .version;
+    let (ra, rb) = tokio::join!(
+        store.save(save(ns, "k", &o, cur + 1, json!("x"))),
+        store.save(save(ns, "k", &o, cur + 1, json!("y"))),
+    );
+    assert_eq!([&ra, &rb].iter().filter(|r| r.is_ok()).count(), 1);
     // Two racing creates: exactly one wins.
     let (ra, rb) = tokio::join!(
-        store.save(req(ns, "new", &o, json!("a"), Some(0))),
-        store.save(req(ns, "new", &o, json!("b"), Some(0))),
+        store.save(cas(ns, "new", &o, 0, json!("a"))),
+        store.save(cas(ns, "new", &o, 0, json!("b"))),
     );
     assert_eq!([&ra, &rb].iter().filter(|r| r.is_ok()).count(), 1);
     assert!(is_conflict(&ra) || is_conflict(&rb));
     // Two racing deletes at the same version: exactly one deletes.
-    let cur = store.load(ns, "new", &o).await.unwrap().unwrap();
+    let cur = store.load(&key(ns, "new", &o)).await.unwrap().unwrap();
+    let k = key(ns, "new", &o);
     let (da, db) = tokio::join!(
-        store.delete(ns, "new", &o, Some(cur.version)),
-        store.delete(ns, "new", &o, Some(cur.version)),
+        store.delete(&k, Some(cur.version)),
+        store.delete(&k, Some(cur.version))
     );
     let deleted = [&da, &db].iter().filter(|r| matches!(r, Ok(true))).count();
     assert_eq!(deleted, 1);
@@ -407,44 +596,55 @@ async fn two_writers(store: &dyn CheckpointStore, ns: &str) {
 
 async fn bad_input(store: &dyn CheckpointStore, ns: &str) {
     let o = owner("t1");
-    let invalid =
-        |r: &Result<Checkpoint>| matches!(r, Err(e) if e.reason() == Some("invalid_input"));
-    assert!(invalid(&store.save(req("", "k", &o, json!(1), None)).await));
-    assert!(invalid(&store.save(req(ns, "", &o, json!(1), None)).await));
-    assert!(invalid(
-        &store
-            .save(req(ns, &"k".repeat(MAX_KEY_BYTES + 1), &o, json!(1), None))
-            .await
-    ));
-    assert!(invalid(
-        &store.save(req(ns, "k\0", &o, json!(1), None)).await
-    ));
-    assert!(invalid(
-        &store
-            .save(req(ns, "k", &Ownership::default(), json!(1), None))
-            .await
-    ));
-    let r = store.load(ns, "k", &Ownership::default()).await;
-    assert!(matches!(r, Err(e) if e.reason() == Some("invalid_input")));
-    let r = store
-        .list(ListCheckpoints {
-            namespace: ns.into(),
-            cursor: Some(String::new()),
-            ..Default::default()
-        })
-        .await;
-    assert!(matches!(r, Err(e) if e.reason() == Some("invalid_input")));
-    let r = store
-        .list(ListCheckpoints {
-            namespace: ns.into(),
-            limit: Some(0),
-            ..Default::default()
-        })
-        .await;
-    assert!(matches!(r, Err(e) if e.reason() == Some("invalid_input")));
+    let kind = |r: Result<Checkpoint>| r.unwrap_err().kind;
+    assert_eq!(
+        kind(store.save(save("", "k", &o, 1, json!(1))).await),
+        ErrorKind::CheckpointConflict
+    );
+    assert_eq!(
+        kind(store.save(save(ns, "", &o, 1, json!(1))).await),
+        ErrorKind::CheckpointConflict
+    );
+    assert_eq!(
+        kind(store.save(save(ns, "k", &o, 0, json!(1))).await),
+        ErrorKind::CheckpointConflict
+    );
+    assert_eq!(
+        kind(
+            store
+                .save(save(
+                    ns,
+                    &"k".repeat(model::MAX_KEY_BYTES + 1),
+                    &o,
+                    1,
+                    json!(1)
+                ))
+                .await
+        ),
+        ErrorKind::Range
+    );
+    assert_eq!(
+        kind(store.save(save(ns, "k\0", &o, 1, json!(1))).await),
+        ErrorKind::Type
+    );
+    let r = store.load(&key(ns, "", &o)).await;
+    assert!(matches!(r, Err(e) if e.kind == ErrorKind::CheckpointConflict));
+    for cursor in ["", "not-a-cursor"] {
+        let r = store
+            .list(ListCheckpoints {
+                namespace: Some(ns.into()),
+                cursor: Some(cursor.into()),
+                ..Default::default()
+            })
+            .await;
+        assert!(
+            matches!(r, Err(e) if e.kind == ErrorKind::CheckpointConflict),
+            "{cursor:?}"
+        );
+    }
     let page = store
         .list(ListCheckpoints {
-            namespace: ns.into(),
+            namespace: Some(ns.into()),
             ..Default::default()
         })
         .await

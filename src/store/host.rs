@@ -1,24 +1,34 @@
 //! A host's own store (any JavaScript object with `saveCheckpoint`, `loadCheckpoint`,
-//! `listCheckpoints`, `deleteCheckpoint`) seen as a [`CheckpointStore`].
+//! `listCheckpoints`, `deleteCheckpoint`, written to `@arnilo/prism`'s `CheckpointStore`)
+//! seen as a [`CheckpointStore`].
 //!
 //! The core knows nothing of napi: the binding layer supplies a [`HostCaller`] that sends
-//! JSON text of the request to the host and answers the JSON text of an envelope,
+//! the JSON text of the request to the host and answers the JSON text of an envelope,
 //! `{"ok": <result>}` or `{"error": {"code"?, "message"?}}` (the JS layer builds it around
-//! the host's promise). This module checks everything the host answers:
+//! the host's promise, and turns the request's `signal` id into the caller's AbortSignal).
+//!
+//! Requests have exactly the reference's shapes: the owner spread flat, a caller-assigned
+//! `version`, `expectedVersion`, `keyPrefix`, `category`. Everything the host answers is
+//! checked:
 //! - an error whose `code` is `ERR_PRISM_CHECKPOINT_CONFLICT` is a conflict on save, list
-//!   and delete, and "not there" (`None`) on load (how hosts signal ownership mismatch);
+//!   and delete, and a miss (`None`) on load (how the reference's stores answer another
+//!   owner's key);
 //! - any other error is an `ERR_PRISM_INTERNAL` error naming the host operation;
 //! - a malformed result is an `ERR_PRISM_INTERNAL` error too, never a panic;
-//! - fail closed on ownership: a loaded checkpoint of another namespace, key or owner is
-//!   `None`; listed items of another namespace, prefix or (filtered) owner are dropped.
+//! - fail closed on ownership: a loaded record of another namespace, key or owner is a
+//!   miss; listed records the query does not select are dropped.
+//!
+//! `delete` with an expected version (the artifact service withdrawing its own create)
+//! loads first and deletes only at that version: the reference interface has no
+//! conditional delete.
 
+use super::model::{check_version, CheckpointKey, ListCheckpoints, Order, SaveCheckpoint};
+use super::wire::key_request;
 use super::{
-    now_iso8601, validate_target, BoxFuture, Checkpoint, CheckpointStore, ListCheckpoints,
-    Ownership, Page, SaveCheckpoint, MAX_SAFE_INTEGER, VALUE_BYTES_HARD,
+    now_iso8601, BoxFuture, Checkpoint, CheckpointStore, Ownership, Page, VALUE_BYTES_HARD,
 };
 use crate::error::{PrismError, Result};
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::{Map, Value};
 
 /// The host operation being called.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,78 +123,128 @@ fn parse_envelope(op: HostOp, text: &str) -> Result<Outcome> {
     }
 }
 
-/// A checkpoint as a host answers it: timestamps may be missing (then "now").
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct HostCheckpoint {
-    namespace: String,
-    key: String,
-    version: u64,
-    ownership: Ownership,
-    #[serde(default)]
-    category: Option<String>,
-    #[serde(default)]
-    value: Value,
-    #[serde(default)]
-    created_at: Option<String>,
-    #[serde(default)]
-    updated_at: Option<String>,
+fn opt_string(obj: &Map<String, Value>, name: &str) -> std::result::Result<Option<String>, String> {
+    match obj.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(format!("{name} is not a string")),
+    }
 }
 
+/// A record as a host answers it (`CheckpointRecord`); unknown members are ignored,
+/// missing timestamps are "now".
 fn checkpoint(op: HostOp, v: Value) -> Result<Checkpoint> {
-    let h: HostCheckpoint = serde_json::from_value(v)
-        .map_err(|e| host_failure(op, format!("returned a malformed checkpoint: {e}")))?;
-    if h.version == 0 || h.version > MAX_SAFE_INTEGER {
-        return Err(host_failure(
-            op,
-            "returned a checkpoint with an invalid version",
-        ));
-    }
+    let bad = |what: String| host_failure(op, format!("returned a malformed checkpoint: {what}"));
+    let Value::Object(obj) = v else {
+        return Err(bad("not an object".into()));
+    };
+    let num = |name: &str| match obj.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => crate::json::as_u64(v)
+            .filter(|n| *n <= super::MAX_SAFE_INTEGER)
+            .map(Some)
+            .ok_or_else(|| bad(format!("{name} is not a non-negative safe integer"))),
+    };
+    let text = |name: &str| opt_string(&obj, name).map_err(&bad);
+    let version = num("version")?.ok_or_else(|| bad("version is required".into()))?;
+    check_version(version).map_err(|_| bad("version is not a positive safe integer".into()))?;
     let now = now_iso8601();
-    let created_at = h.created_at.unwrap_or_else(|| now.clone());
-    let updated_at = h.updated_at.unwrap_or_else(|| created_at.clone());
+    let created_at = text("createdAt")?.unwrap_or_else(|| now.clone());
+    let updated_at = text("updatedAt")?.unwrap_or_else(|| created_at.clone());
     Ok(Checkpoint {
-        namespace: h.namespace,
-        key: h.key,
-        version: h.version,
-        ownership: h.ownership,
-        category: h.category,
-        value: h.value,
+        namespace: text("namespace")?.ok_or_else(|| bad("namespace is required".into()))?,
+        key: text("key")?.ok_or_else(|| bad("key is required".into()))?,
+        version,
+        fencing_token: num("fencingToken")?,
+        value: obj.get("value").cloned().unwrap_or(Value::Null),
+        category: text("category")?,
+        owner: Ownership {
+            tenant_id: text("tenantId")?,
+            account_id: text("accountId")?,
+            user_id: text("userId")?,
+        },
         created_at,
         updated_at,
+        metadata: match obj.get("metadata") {
+            Some(Value::Object(m)) => Some(m.clone()),
+            _ => None,
+        },
     })
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct HostPage {
-    items: Vec<Value>,
-    #[serde(default)]
-    next_cursor: Option<String>,
+fn with_signal(mut obj: Map<String, Value>, signal: super::SignalRef) -> String {
+    if let Some(id) = signal {
+        obj.insert("signal".into(), Value::from(id));
+    }
+    Value::Object(obj).to_string()
+}
+
+fn save_request(req: &SaveCheckpoint) -> String {
+    let mut obj = key_request(&CheckpointKey::new(&req.namespace, &req.key, &req.owner));
+    obj.insert("version".into(), Value::from(req.version));
+    if let Some(v) = req.expected_version {
+        obj.insert("expectedVersion".into(), Value::from(v));
+    }
+    if let Some(f) = req.fencing_token {
+        obj.insert("fencingToken".into(), Value::from(f));
+    }
+    obj.insert("value".into(), req.value.clone());
+    if let Some(c) = &req.category {
+        obj.insert("category".into(), Value::String(c.clone()));
+    }
+    if let Some(m) = &req.metadata {
+        obj.insert("metadata".into(), Value::Object(m.clone()));
+    }
+    with_signal(obj, req.signal)
+}
+
+fn list_request(q: &ListCheckpoints) -> String {
+    let mut obj = Map::new();
+    let mut put = |name: &str, v: &Option<String>| {
+        if let Some(s) = v {
+            obj.insert(name.into(), Value::String(s.clone()));
+        }
+    };
+    put("namespace", &q.namespace);
+    put("keyPrefix", &q.key_prefix);
+    put("cursor", &q.cursor);
+    match q.categories.as_deref() {
+        None => {}
+        Some([one]) => {
+            obj.insert("category".into(), Value::String(one.clone()));
+        }
+        Some(set) => {
+            obj.insert("category".into(), Value::from(set.to_vec()));
+        }
+    }
+    q.owner.spread_into(&mut obj);
+    if let Some(l) = q.limit {
+        obj.insert("limit".into(), Value::from(l));
+    }
+    if q.order == Order::Desc {
+        obj.insert("order".into(), Value::from("desc"));
+    }
+    with_signal(obj, q.signal)
 }
 
 impl<C: HostCaller> HostCheckpointStore<C> {
-    async fn call(&self, op: HostOp, request: Value) -> Result<Outcome> {
-        let text = serde_json::to_string(&request)
-            .map_err(|e| PrismError::internal(format!("cannot encode a host request: {e}")))?;
-        let answer = self.caller.call(op, text).await?;
+    async fn call(&self, op: HostOp, request: String) -> Result<Outcome> {
+        let answer = self.caller.call(op, request).await?;
         parse_envelope(op, &answer)
     }
 
     async fn save_impl(&self, req: SaveCheckpoint) -> Result<Checkpoint> {
         req.validate()?;
-        let (ns, key, owner) = (
-            req.namespace.clone(),
-            req.key.clone(),
-            req.ownership.clone(),
-        );
-        let request = serde_json::to_value(&req)
-            .map_err(|e| PrismError::internal(format!("cannot encode a host request: {e}")))?;
-        match self.call(HostOp::Save, request).await? {
+        match self.call(HostOp::Save, save_request(&req)).await? {
             Outcome::Conflict(m) => Err(PrismError::conflict(m)),
+            // A store that resolves to nothing saved what it was given.
+            Outcome::Ok(Value::Null) => {
+                let now = now_iso8601();
+                req.apply(None, &now)
+            }
             Outcome::Ok(v) => {
                 let cp = checkpoint(HostOp::Save, v)?;
-                if cp.namespace != ns || cp.key != key || cp.ownership != owner {
+                if cp.namespace != req.namespace || cp.key != req.key || cp.owner != req.owner {
                     return Err(host_failure(
                         HostOp::Save,
                         "returned a checkpoint of another namespace, key or owner",
@@ -195,61 +255,68 @@ impl<C: HostCaller> HostCheckpointStore<C> {
         }
     }
 
-    async fn load_impl(
-        &self,
-        ns: &str,
-        key: &str,
-        owner: &Ownership,
-    ) -> Result<Option<Checkpoint>> {
-        validate_target(ns, key, owner)?;
-        let request = json!({ "namespace": ns, "key": key, "ownership": owner });
-        match self.call(HostOp::Load, request).await? {
+    async fn load_impl(&self, k: &CheckpointKey) -> Result<Option<Checkpoint>> {
+        k.validate()?;
+        match self
+            .call(HostOp::Load, with_signal(key_request(k), k.signal))
+            .await?
+        {
             Outcome::Conflict(_) | Outcome::Ok(Value::Null) => Ok(None),
             Outcome::Ok(v) => {
                 let cp = checkpoint(HostOp::Load, v)?;
-                Ok((cp.namespace == ns && cp.key == key && &cp.ownership == owner).then_some(cp))
+                let same = cp.namespace == k.namespace && cp.key == k.key && cp.owner == k.owner;
+                Ok(same.then_some(cp))
             }
         }
     }
 
-    async fn list_impl(&self, query: ListCheckpoints) -> Result<Page<Checkpoint>> {
-        query.validate()?;
-        let request = serde_json::to_value(&query)
-            .map_err(|e| PrismError::internal(format!("cannot encode a host request: {e}")))?;
-        let v = match self.call(HostOp::List, request).await? {
+    async fn list_impl(&self, q: ListCheckpoints) -> Result<Page<Checkpoint>> {
+        q.validate()?;
+        let v = match self.call(HostOp::List, list_request(&q)).await? {
             Outcome::Conflict(m) => return Err(PrismError::conflict(m)),
             Outcome::Ok(v) => v,
         };
-        let page: HostPage = serde_json::from_value(v)
-            .map_err(|e| host_failure(HostOp::List, format!("returned a malformed page: {e}")))?;
-        let prefix = query.prefix.as_deref().unwrap_or("");
-        let mut items = Vec::with_capacity(page.items.len());
-        for item in page.items {
+        let bad =
+            |what: &str| host_failure(HostOp::List, format!("returned a malformed page: {what}"));
+        let Value::Object(mut page) = v else {
+            return Err(bad("not an object"));
+        };
+        let Some(Value::Array(raw)) = page.remove("items") else {
+            return Err(bad("items is not an array"));
+        };
+        let next_cursor = match page.remove("nextCursor") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(c)) => Some(c),
+            Some(_) => return Err(bad("nextCursor is not a string")),
+        };
+        let mut items = Vec::with_capacity(raw.len());
+        for item in raw {
             let cp = checkpoint(HostOp::List, item)?;
-            let owner_ok = query.ownership.as_ref().is_none_or(|o| o == &cp.ownership);
-            if cp.namespace == query.namespace && cp.key.starts_with(prefix) && owner_ok {
+            if cp.selected_by(&q) {
                 items.push(cp);
             }
         }
-        Ok(Page {
-            items,
-            next_cursor: page.next_cursor,
-        })
+        Ok(Page { items, next_cursor })
     }
 
-    async fn delete_impl(
-        &self,
-        ns: &str,
-        key: &str,
-        owner: &Ownership,
-        expected_version: Option<u64>,
-    ) -> Result<bool> {
-        validate_target(ns, key, owner)?;
-        let mut request = json!({ "namespace": ns, "key": key, "ownership": owner });
-        if let Some(v) = expected_version {
-            request["expectedVersion"] = json!(v);
+    async fn delete_impl(&self, k: &CheckpointKey, expected: Option<u64>) -> Result<bool> {
+        k.validate()?;
+        if let Some(v) = expected {
+            match self.load_impl(k).await? {
+                None => return Ok(false),
+                Some(cp) if cp.version != v => {
+                    return Err(PrismError::conflict(format!(
+                        "Checkpoint compare-and-swap failed (expected {v}, current {})",
+                        cp.version
+                    )))
+                }
+                Some(_) => {}
+            }
         }
-        match self.call(HostOp::Delete, request).await? {
+        match self
+            .call(HostOp::Delete, with_signal(key_request(k), k.signal))
+            .await?
+        {
             Outcome::Conflict(m) => Err(PrismError::conflict(m)),
             Outcome::Ok(Value::Bool(b)) => Ok(b),
             Outcome::Ok(_) => Err(host_failure(HostOp::Delete, "must resolve to a boolean")),
@@ -262,13 +329,8 @@ impl<C: HostCaller> CheckpointStore for HostCheckpointStore<C> {
         Box::pin(self.save_impl(req))
     }
 
-    fn load<'a>(
-        &'a self,
-        namespace: &'a str,
-        key: &'a str,
-        ownership: &'a Ownership,
-    ) -> BoxFuture<'a, Result<Option<Checkpoint>>> {
-        Box::pin(self.load_impl(namespace, key, ownership))
+    fn load<'a>(&'a self, key: &'a CheckpointKey) -> BoxFuture<'a, Result<Option<Checkpoint>>> {
+        Box::pin(self.load_impl(key))
     }
 
     fn list(&self, query: ListCheckpoints) -> BoxFuture<'_, Result<Page<Checkpoint>>> {
@@ -277,12 +339,10 @@ impl<C: HostCaller> CheckpointStore for HostCheckpointStore<C> {
 
     fn delete<'a>(
         &'a self,
-        namespace: &'a str,
-        key: &'a str,
-        ownership: &'a Ownership,
+        key: &'a CheckpointKey,
         expected_version: Option<u64>,
     ) -> BoxFuture<'a, Result<bool>> {
-        Box::pin(self.delete_impl(namespace, key, ownership, expected_version))
+        Box::pin(self.delete_impl(key, expected_version))
     }
 }
 
@@ -290,10 +350,13 @@ impl<C: HostCaller> CheckpointStore for HostCheckpointStore<C> {
 mod tests {
     use super::*;
     use crate::error::ErrorKind;
+    use crate::store::conformance::{cas, key};
     use crate::store::{MemoryLimits, MemoryStore};
+    use serde_json::json;
     use std::sync::{Arc, Mutex};
 
-    /// A host that answers through a real store, as the JS layer does.
+    /// A host that answers through a real store, reading the requests as the JS wire
+    /// does (so the request shapes are exactly what the native stores accept).
     struct Loopback(MemoryStore);
 
     fn envelope<T: serde::Serialize>(r: Result<T>) -> String {
@@ -303,28 +366,30 @@ mod tests {
         }
     }
 
+    fn without_signal(request: &str) -> String {
+        let mut v: Value = serde_json::from_str(request).unwrap();
+        v.as_object_mut().unwrap().remove("signal");
+        v.to_string()
+    }
+
     impl HostCaller for Loopback {
         fn call(&self, op: HostOp, request: String) -> BoxFuture<'_, Result<String>> {
             Box::pin(async move {
+                let request = without_signal(&request);
                 Ok(match op {
                     HostOp::Save => envelope(match crate::store::parse_save(&request) {
                         Ok(r) => self.0.save(r).await,
                         Err(e) => Err(e),
                     }),
                     HostOp::Load => {
-                        let t = crate::store::parse_load(&request)?;
-                        envelope(self.0.load(&t.namespace, &t.key, &t.ownership).await)
+                        envelope(self.0.load(&crate::store::parse_key(&request)?).await)
                     }
                     HostOp::List => {
                         envelope(self.0.list(crate::store::parse_list(&request)?).await)
                     }
                     HostOp::Delete => {
-                        let t = crate::store::parse_delete(&request)?;
-                        envelope(
-                            self.0
-                                .delete(&t.namespace, &t.key, &t.ownership, t.expected_version)
-                                .await,
-                        )
+                        let (k, v) = crate::store::parse_delete(&request)?;
+                        envelope(self.0.delete(&k, v).await)
                     }
                 })
             })
@@ -337,8 +402,11 @@ mod tests {
         crate::store::conformance::run(&store).await;
     }
 
-    /// A host that answers canned envelopes.
-    struct Canned(Mutex<Vec<String>>, Arc<Mutex<Vec<(HostOp, String)>>>);
+    /// What a canned host was asked.
+    type Log = Arc<Mutex<Vec<(HostOp, String)>>>;
+
+    /// A host that answers canned envelopes and logs what it was asked.
+    struct Canned(Mutex<Vec<String>>, Log);
 
     impl HostCaller for Canned {
         fn call(&self, op: HostOp, request: String) -> BoxFuture<'_, Result<String>> {
@@ -348,11 +416,17 @@ mod tests {
         }
     }
 
+    fn canned_log(answers: &[&str]) -> (HostCheckpointStore<Canned>, Log) {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let answers = answers.iter().rev().map(|s| s.to_string()).collect();
+        (
+            HostCheckpointStore::new(Canned(Mutex::new(answers), log.clone())),
+            log,
+        )
+    }
+
     fn canned(answer: &str) -> HostCheckpointStore<Canned> {
-        HostCheckpointStore::new(Canned(
-            Mutex::new(vec![answer.to_string()]),
-            Arc::new(Mutex::new(Vec::new())),
-        ))
+        canned_log(&[answer]).0
     }
 
     fn owner() -> Ownership {
@@ -363,29 +437,68 @@ mod tests {
     }
 
     fn save_req() -> SaveCheckpoint {
-        SaveCheckpoint {
-            namespace: "n".into(),
-            key: "k".into(),
-            ownership: owner(),
-            category: None,
-            value: json!(1),
-            expected_version: Some(0),
-        }
+        let mut s = cas("n", "k", &owner(), 0, json!(1));
+        s.category = Some("artifact".into());
+        s.signal = Some(7);
+        s
+    }
+
+    #[tokio::test]
+    async fn requests_have_the_reference_shapes() {
+        let (store, log) = canned_log(&[
+            r#"{"ok":null}"#,
+            r#"{"ok":null}"#,
+            r#"{"ok":{"items":[]}}"#,
+            r#"{"ok":true}"#,
+        ]);
+        store.save(save_req()).await.unwrap();
+        let mut k = key("n", "k", &owner());
+        k.signal = Some(3);
+        store.load(&k).await.unwrap();
+        store
+            .list(ListCheckpoints {
+                namespace: Some("n".into()),
+                key_prefix: Some("t:".into()),
+                owner: owner(),
+                exact_owner: true,
+                limit: Some(64),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        store.delete(&key("n", "k", &owner()), None).await.unwrap();
+        let sent: Vec<Value> = log
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(_, r)| serde_json::from_str(r).unwrap())
+            .collect();
+        assert_eq!(
+            sent,
+            [
+                json!({ "namespace": "n", "key": "k", "userId": "u", "version": 1, "expectedVersion": 0, "value": 1, "category": "artifact", "signal": 7 }),
+                json!({ "namespace": "n", "key": "k", "userId": "u", "signal": 3 }),
+                json!({ "namespace": "n", "keyPrefix": "t:", "userId": "u", "limit": 64 }),
+                json!({ "namespace": "n", "key": "k", "userId": "u" }),
+            ]
+        );
     }
 
     #[tokio::test]
     async fn host_errors_map_to_typed_errors() {
         let conflict = r#"{"error":{"code":"ERR_PRISM_CHECKPOINT_CONFLICT","message":"lost"}}"#;
         let e = canned(conflict).save(save_req()).await.unwrap_err();
-        assert_eq!(e.kind, ErrorKind::CheckpointConflict);
-        assert_eq!(e.message, "lost");
+        assert_eq!(
+            (e.kind, e.message.as_str()),
+            (ErrorKind::CheckpointConflict, "lost")
+        );
         assert!(canned(conflict)
-            .load("n", "k", &owner())
+            .load(&key("n", "k", &owner()))
             .await
             .unwrap()
             .is_none());
         let e = canned(conflict)
-            .delete("n", "k", &owner(), None)
+            .delete(&key("n", "k", &owner()), None)
             .await
             .unwrap_err();
         assert_eq!(e.kind, ErrorKind::CheckpointConflict);
@@ -406,74 +519,112 @@ mod tests {
             "{}",
             r#"{"ok":5}"#,
             r#"{"ok":{"namespace":"n"}}"#,
-            r#"{"ok":{"namespace":"n","key":"k","version":0,"ownership":{"userId":"u"},"value":1}}"#,
-            r#"{"ok":{"namespace":"n","key":"other","version":1,"ownership":{"userId":"u"},"value":1}}"#,
-            r#"{"ok":{"namespace":"n","key":"k","version":1,"ownership":{"userId":"x"},"value":1}}"#,
+            r#"{"ok":{"namespace":"n","key":"k","version":0,"userId":"u","value":1}}"#,
+            r#"{"ok":{"namespace":"n","key":"k","version":1.5,"userId":"u","value":1}}"#,
+            r#"{"ok":{"namespace":"n","key":"other","version":1,"userId":"u","value":1}}"#,
+            r#"{"ok":{"namespace":"n","key":"k","version":1,"userId":"x","value":1}}"#,
+            r#"{"ok":{"namespace":"n","key":"k","version":1,"userId":5,"value":1}}"#,
         ] {
             let e = canned(bad).save(save_req()).await.unwrap_err();
             assert_eq!(e.kind, ErrorKind::Internal, "{bad}");
         }
         for bad in [r#"{"ok":"yes"}"#, r#"{"ok":null}"#, r#"{"ok":1}"#] {
             let e = canned(bad)
-                .delete("n", "k", &owner(), None)
+                .delete(&key("n", "k", &owner()), None)
                 .await
                 .unwrap_err();
             assert_eq!(e.kind, ErrorKind::Internal, "{bad}");
         }
-        for bad in [r#"{"ok":null}"#, r#"{"ok":{"items":5}}"#, r#"{"ok":[]}"#] {
-            let q = ListCheckpoints {
-                namespace: "n".into(),
-                ..Default::default()
-            };
-            assert_eq!(
-                canned(bad).list(q).await.unwrap_err().kind,
-                ErrorKind::Internal
-            );
+        for bad in [
+            r#"{"ok":null}"#,
+            r#"{"ok":{"items":5}}"#,
+            r#"{"ok":[]}"#,
+            r#"{"ok":{"items":[],"nextCursor":3}}"#,
+        ] {
+            let e = canned(bad)
+                .list(ListCheckpoints::default())
+                .await
+                .unwrap_err();
+            assert_eq!(e.kind, ErrorKind::Internal, "{bad}");
         }
     }
 
     #[tokio::test]
     async fn fails_closed_on_foreign_results() {
-        let foreign = r#"{"ok":{"namespace":"n","key":"k","version":1,"ownership":{"userId":"x"},"value":1}}"#;
+        let foreign = r#"{"ok":{"namespace":"n","key":"k","version":1,"userId":"x","value":1}}"#;
         assert!(canned(foreign)
-            .load("n", "k", &owner())
+            .load(&key("n", "k", &owner()))
+            .await
+            .unwrap()
+            .is_none());
+        let wider = r#"{"ok":{"namespace":"n","key":"k","version":1,"userId":"u","tenantId":"t","value":1}}"#;
+        assert!(canned(wider)
+            .load(&key("n", "k", &owner()))
             .await
             .unwrap()
             .is_none());
         let page = r#"{"ok":{"items":[
-            {"namespace":"n","key":"a1","version":1,"ownership":{"userId":"u"},"value":1},
-            {"namespace":"n","key":"a2","version":1,"ownership":{"userId":"x"},"value":1},
-            {"namespace":"m","key":"a3","version":1,"ownership":{"userId":"u"},"value":1},
-            {"namespace":"n","key":"b4","version":1,"ownership":{"userId":"u"},"value":1}
+            {"namespace":"n","key":"a1","version":1,"userId":"u","value":1},
+            {"namespace":"n","key":"a2","version":1,"userId":"x","value":1},
+            {"namespace":"n","key":"a5","version":1,"userId":"u","tenantId":"t","value":1},
+            {"namespace":"m","key":"a3","version":1,"userId":"u","value":1},
+            {"namespace":"n","key":"b4","version":1,"userId":"u","value":1}
         ],"nextCursor":"c"}}"#;
         let q = ListCheckpoints {
-            namespace: "n".into(),
-            prefix: Some("a".into()),
-            ownership: Some(owner()),
+            namespace: Some("n".into()),
+            key_prefix: Some("a".into()),
+            owner: owner(),
+            exact_owner: true,
             ..Default::default()
         };
         let p = canned(page).list(q).await.unwrap();
         let keys: Vec<_> = p.items.iter().map(|c| c.key.as_str()).collect();
         assert_eq!(keys, ["a1"]);
         assert_eq!(p.next_cursor.as_deref(), Some("c"));
-        // Missing timestamps are filled in.
-        let loaded = canned(r#"{"ok":{"namespace":"n","key":"k","version":2,"ownership":{"userId":"u"},"value":1}}"#)
-            .load("n", "k", &owner())
+        // Missing timestamps and value are filled in; unknown members are ignored.
+        let loaded =
+            canned(r#"{"ok":{"namespace":"n","key":"k","version":2,"userId":"u","extra":true}}"#)
+                .load(&key("n", "k", &owner()))
+                .await
+                .unwrap()
+                .unwrap();
+        assert_eq!(
+            (loaded.created_at.len(), loaded.value.clone()),
+            (24, Value::Null)
+        );
+    }
+
+    #[tokio::test]
+    async fn a_delete_at_a_version_loads_first_and_deletes_only_at_that_version() {
+        let at = |v: u64| {
+            format!(
+                r#"{{"ok":{{"namespace":"n","key":"k","version":{v},"userId":"u","value":1}}}}"#
+            )
+        };
+        let (store, log) = canned_log(&[&at(2)]);
+        let e = store
+            .delete(&key("n", "k", &owner()), Some(1))
             .await
-            .unwrap()
-            .unwrap();
-        assert_eq!(loaded.created_at.len(), 24);
+            .unwrap_err();
+        assert_eq!(e.kind, ErrorKind::CheckpointConflict);
+        assert_eq!(log.lock().unwrap().len(), 1, "no delete was sent");
+        let (store, log) = canned_log(&[&at(1), r#"{"ok":true}"#]);
+        assert!(store
+            .delete(&key("n", "k", &owner()), Some(1))
+            .await
+            .unwrap());
+        let ops: Vec<HostOp> = log.lock().unwrap().iter().map(|(op, _)| *op).collect();
+        assert_eq!(ops, [HostOp::Load, HostOp::Delete]);
     }
 
     #[tokio::test]
     async fn requests_are_validated_before_the_host_is_called() {
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let store = HostCheckpointStore::new(Canned(Mutex::new(vec![]), log.clone()));
+        let (store, log) = canned_log(&[]);
         let mut bad = save_req();
-        bad.ownership = Ownership::default();
+        bad.version = 0;
         assert_eq!(
-            store.save(bad).await.unwrap_err().reason(),
-            Some("invalid_input")
+            store.save(bad).await.unwrap_err().kind,
+            ErrorKind::CheckpointConflict
         );
         assert!(log.lock().unwrap().is_empty());
     }

@@ -1,12 +1,14 @@
 //! The bounded in-memory store: for tests and single-process hosts. Past `max_records`
-//! the oldest created checkpoint is evicted (insertion order; updates keep their place).
+//! the least recently **saved** checkpoint is evicted (a save moves a checkpoint to the
+//! back), as the reference's memory store.
 
-use super::{
-    decode_cursor, encode_cursor, invalid, now_iso8601, page_size, validate_target, value_bytes,
-    BoxFuture, Checkpoint, CheckpointStore, ListCheckpoints, Ownership, Page, SaveCheckpoint,
-    PAGE_SIZE_HARD, VALUE_BYTES_HARD,
+use super::cursor::{self, Position};
+use super::model::{
+    value_bytes, value_too_large, Checkpoint, CheckpointKey, ListCheckpoints, Order, Page,
+    SaveCheckpoint, PAGE_SIZE_HARD, VALUE_BYTES_HARD,
 };
-use crate::error::{ArtifactReason, PrismError, Result};
+use super::{now_iso8601, BoxFuture, CheckpointStore};
+use crate::error::Result;
 use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::Mutex;
@@ -23,7 +25,7 @@ impl MemoryLimits {
     pub const DEFAULT_MAX_RECORDS: usize = 10_000;
     pub const HARD_MAX_RECORDS: usize = 1_000_000;
     pub const DEFAULT_MAX_VALUE_BYTES: usize = 1024 * 1024;
-    pub const DEFAULT_MAX_PAGE_SIZE: u32 = super::PAGE_SIZE_DEFAULT;
+    pub const DEFAULT_MAX_PAGE_SIZE: u32 = 500;
 
     /// Resolve optional caps: absent means the default; present must be `1..=hard`.
     pub fn resolve(
@@ -68,8 +70,6 @@ impl Default for MemoryLimits {
     }
 }
 
-type Id = (String, String);
-
 struct Entry {
     seq: u64,
     cp: Checkpoint,
@@ -77,9 +77,9 @@ struct Entry {
 
 #[derive(Default)]
 struct State {
-    by_id: BTreeMap<Id, Entry>,
-    /// Creation order: sequence number → id, for eviction.
-    order: BTreeMap<u64, Id>,
+    by_id: BTreeMap<Position, Entry>,
+    /// Save order: sequence number → id, for eviction.
+    saved: BTreeMap<u64, Position>,
     next_seq: u64,
 }
 
@@ -87,6 +87,64 @@ struct State {
 pub struct MemoryStore {
     limits: MemoryLimits,
     state: Mutex<State>,
+}
+
+fn id_of(namespace: &str, key: &str, owner_key: String) -> Position {
+    Position {
+        namespace: namespace.to_string(),
+        key: key.to_string(),
+        owner_key,
+    }
+}
+
+fn bound(namespace: String, key: String) -> Position {
+    Position {
+        namespace,
+        key,
+        owner_key: String::new(),
+    }
+}
+
+/// The positions a query can select, as a range (the rest is filtered while walking).
+fn range_of(q: &ListCheckpoints) -> (Bound<Position>, Bound<Position>) {
+    let Some(ns) = &q.namespace else {
+        return (Bound::Unbounded, Bound::Unbounded);
+    };
+    let prefix = q.key_prefix.clone().unwrap_or_default();
+    let after_namespace = Bound::Excluded(bound(format!("{ns}\0"), String::new()));
+    let hi = match cursor::prefix_upper_bound(&prefix) {
+        Some(upper) if !prefix.is_empty() => Bound::Excluded(bound(ns.clone(), upper)),
+        _ => after_namespace,
+    };
+    (Bound::Included(bound(ns.clone(), prefix)), hi)
+}
+
+fn max_bound(a: Bound<Position>, b: Bound<Position>) -> Bound<Position> {
+    match (&a, &b) {
+        (Bound::Unbounded, _) => b,
+        (_, Bound::Unbounded) => a,
+        (Bound::Included(x) | Bound::Excluded(x), Bound::Included(y) | Bound::Excluded(y)) => {
+            if y > x || (y == x && matches!(b, Bound::Excluded(_))) {
+                b
+            } else {
+                a
+            }
+        }
+    }
+}
+
+fn min_bound(a: Bound<Position>, b: Bound<Position>) -> Bound<Position> {
+    match (&a, &b) {
+        (Bound::Unbounded, _) => b,
+        (_, Bound::Unbounded) => a,
+        (Bound::Included(x) | Bound::Excluded(x), Bound::Included(y) | Bound::Excluded(y)) => {
+            if y < x || (y == x && matches!(b, Bound::Excluded(_))) {
+                b
+            } else {
+                a
+            }
+        }
+    }
 }
 
 impl MemoryStore {
@@ -119,59 +177,20 @@ impl MemoryStore {
         req.validate()?;
         let bytes = value_bytes(&req.value);
         if bytes > self.limits.max_value_bytes {
-            return Err(PrismError::artifact(
-                ArtifactReason::RecordTooLarge,
-                format!(
-                    "checkpoint value is {bytes} bytes, more than maxValueBytes ({})",
-                    self.limits.max_value_bytes
-                ),
-            ));
+            return Err(value_too_large(bytes, self.limits.max_value_bytes));
         }
         let now = now_iso8601();
+        let id = id_of(&req.namespace, &req.key, req.owner.owner_key());
         let mut st = self.lock();
-        let id = (req.namespace.clone(), req.key.clone());
-        if let Some(entry) = st.by_id.get_mut(&id) {
-            if entry.cp.ownership != req.ownership {
-                return Err(PrismError::conflict(format!(
-                    "checkpoint {:?} is not writable by this owner",
-                    req.key
-                )));
-            }
-            if let Some(expected) = req.expected_version {
-                if expected != entry.cp.version {
-                    return Err(conflict_version(&req.key, expected, Some(entry.cp.version)));
-                }
-            }
-            let version = entry
-                .cp
-                .version
-                .checked_add(1)
-                .filter(|v| *v <= super::MAX_SAFE_INTEGER)
-                .ok_or_else(|| invalid("checkpoint version would overflow"))?;
-            entry.cp.version = version;
-            entry.cp.category = req.category;
-            entry.cp.value = req.value;
-            entry.cp.updated_at = now;
-            return Ok(entry.cp.clone());
+        let existing = st.by_id.get(&id);
+        let old_seq = existing.map(|e| e.seq);
+        let cp = req.apply(existing.map(|e| &e.cp), &now)?;
+        if let Some(seq) = old_seq {
+            st.saved.remove(&seq);
         }
-        if let Some(expected) = req.expected_version {
-            if expected != 0 {
-                return Err(conflict_version(&req.key, expected, None));
-            }
-        }
-        let cp = Checkpoint {
-            namespace: req.namespace,
-            key: req.key,
-            version: 1,
-            ownership: req.ownership,
-            category: req.category,
-            value: req.value,
-            created_at: now.clone(),
-            updated_at: now,
-        };
         let seq = st.next_seq;
         st.next_seq = st.next_seq.wrapping_add(1);
-        st.order.insert(seq, id.clone());
+        st.saved.insert(seq, id.clone());
         st.by_id.insert(
             id,
             Entry {
@@ -180,7 +199,7 @@ impl MemoryStore {
             },
         );
         while st.by_id.len() > self.limits.max_records {
-            let Some((_, oldest)) = st.order.pop_first() else {
+            let Some((_, oldest)) = st.saved.pop_first() else {
                 break;
             };
             st.by_id.remove(&oldest);
@@ -188,48 +207,40 @@ impl MemoryStore {
         Ok(cp)
     }
 
-    fn load_sync(
-        &self,
-        namespace: &str,
-        key: &str,
-        ownership: &Ownership,
-    ) -> Result<Option<Checkpoint>> {
-        validate_target(namespace, key, ownership)?;
-        let st = self.lock();
-        Ok(st
-            .by_id
-            .get(&(namespace.to_string(), key.to_string()))
-            .filter(|e| &e.cp.ownership == ownership)
-            .map(|e| e.cp.clone()))
+    fn load_sync(&self, key: &CheckpointKey) -> Result<Option<Checkpoint>> {
+        key.validate()?;
+        let id = id_of(&key.namespace, &key.key, key.owner.owner_key());
+        Ok(self.lock().by_id.get(&id).map(|e| e.cp.clone()))
     }
 
-    fn list_sync(&self, query: ListCheckpoints) -> Result<Page<Checkpoint>> {
-        query.validate()?;
-        let limit = page_size(query.limit, self.limits.max_page_size) as usize;
-        let prefix = query.prefix.unwrap_or_default();
-        let lower = match &query.cursor {
-            Some(c) => {
-                let after = decode_cursor(c)?;
-                if after.as_str() >= prefix.as_str() {
-                    Bound::Excluded((query.namespace.clone(), after))
-                } else {
-                    Bound::Included((query.namespace.clone(), prefix.clone()))
-                }
+    fn list_sync(&self, q: &ListCheckpoints) -> Result<Page<Checkpoint>> {
+        q.validate()?;
+        let limit = q.page_size(self.limits.max_page_size) as usize;
+        let (mut lo, mut hi) = range_of(q);
+        if let Some(after) = cursor::after(q)? {
+            match q.order {
+                Order::Asc => lo = max_bound(lo, Bound::Excluded(after)),
+                Order::Desc => hi = min_bound(hi, Bound::Excluded(after)),
             }
-            None => Bound::Included((query.namespace.clone(), prefix.clone())),
-        };
+        }
+        if matches!((&lo, &hi), (Bound::Included(a) | Bound::Excluded(a), Bound::Included(b) | Bound::Excluded(b)) if a > b)
+        {
+            return Ok(Page {
+                items: Vec::new(),
+                next_cursor: None,
+            });
+        }
         let st = self.lock();
+        let range = st.by_id.range((lo, hi));
+        let walk: Box<dyn Iterator<Item = (&Position, &Entry)>> = match q.order {
+            Order::Asc => Box::new(range),
+            Order::Desc => Box::new(range.rev()),
+        };
         let mut items = Vec::new();
+        let mut last = None;
         let mut more = false;
-        for ((ns, key), entry) in st.by_id.range((lower, Bound::Unbounded)) {
-            if ns != &query.namespace || !key.starts_with(&prefix) {
-                break;
-            }
-            if query
-                .ownership
-                .as_ref()
-                .is_some_and(|o| o != &entry.cp.ownership)
-            {
+        for (pos, entry) in walk {
+            if !entry.cp.selected_by(q) {
                 continue;
             }
             if items.len() == limit {
@@ -237,53 +248,31 @@ impl MemoryStore {
                 break;
             }
             items.push(entry.cp.clone());
+            last = Some(pos);
         }
-        let next_cursor = if more {
-            items.last().map(|c: &Checkpoint| encode_cursor(&c.key))
-        } else {
-            None
-        };
+        let next_cursor = if more { last.map(cursor::encode) } else { None };
         Ok(Page { items, next_cursor })
     }
 
-    fn delete_sync(
-        &self,
-        namespace: &str,
-        key: &str,
-        ownership: &Ownership,
-        expected_version: Option<u64>,
-    ) -> Result<bool> {
-        validate_target(namespace, key, ownership)?;
+    fn delete_sync(&self, key: &CheckpointKey, expected: Option<u64>) -> Result<bool> {
+        key.validate()?;
+        let id = id_of(&key.namespace, &key.key, key.owner.owner_key());
         let mut st = self.lock();
-        let id = (namespace.to_string(), key.to_string());
         let Some(entry) = st.by_id.get(&id) else {
             return Ok(false);
         };
-        if &entry.cp.ownership != ownership {
-            return Err(PrismError::conflict(format!(
-                "checkpoint {key:?} is not deletable by this owner"
-            )));
-        }
-        if let Some(expected) = expected_version {
-            if expected != entry.cp.version {
-                return Err(conflict_version(key, expected, Some(entry.cp.version)));
+        if let Some(v) = expected {
+            if v != entry.cp.version {
+                return Err(super::model::conflict(format!(
+                    "Checkpoint compare-and-swap failed (expected {v}, current {})",
+                    entry.cp.version
+                )));
             }
         }
         let seq = entry.seq;
         st.by_id.remove(&id);
-        st.order.remove(&seq);
+        st.saved.remove(&seq);
         Ok(true)
-    }
-}
-
-pub(crate) fn conflict_version(key: &str, expected: u64, actual: Option<u64>) -> PrismError {
-    match actual {
-        Some(a) => PrismError::conflict(format!(
-            "checkpoint {key:?} is at version {a}, not the expected version {expected}"
-        )),
-        None => PrismError::conflict(format!(
-            "checkpoint {key:?} does not exist (expected version {expected})"
-        )),
     }
 }
 
@@ -293,29 +282,22 @@ impl CheckpointStore for MemoryStore {
         Box::pin(async move { r })
     }
 
-    fn load<'a>(
-        &'a self,
-        namespace: &'a str,
-        key: &'a str,
-        ownership: &'a Ownership,
-    ) -> BoxFuture<'a, Result<Option<Checkpoint>>> {
-        let r = self.load_sync(namespace, key, ownership);
+    fn load<'a>(&'a self, key: &'a CheckpointKey) -> BoxFuture<'a, Result<Option<Checkpoint>>> {
+        let r = self.load_sync(key);
         Box::pin(async move { r })
     }
 
     fn list(&self, query: ListCheckpoints) -> BoxFuture<'_, Result<Page<Checkpoint>>> {
-        let r = self.list_sync(query);
+        let r = self.list_sync(&query);
         Box::pin(async move { r })
     }
 
     fn delete<'a>(
         &'a self,
-        namespace: &'a str,
-        key: &'a str,
-        ownership: &'a Ownership,
+        key: &'a CheckpointKey,
         expected_version: Option<u64>,
     ) -> BoxFuture<'a, Result<bool>> {
-        let r = self.delete_sync(namespace, key, ownership, expected_version);
+        let r = self.delete_sync(key, expected_version);
         Box::pin(async move { r })
     }
 }
@@ -323,77 +305,77 @@ impl CheckpointStore for MemoryStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::conformance::{key, save};
+    use crate::store::Ownership;
     use serde_json::json;
-
-    fn owner() -> Ownership {
-        Ownership {
-            tenant_id: Some("t".into()),
-            ..Default::default()
-        }
-    }
-
-    fn save(ns: &str, key: &str, v: serde_json::Value) -> SaveCheckpoint {
-        SaveCheckpoint {
-            namespace: ns.into(),
-            key: key.into(),
-            ownership: owner(),
-            category: None,
-            value: v,
-            expected_version: None,
-        }
-    }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn conformance() {
         let store = MemoryStore::new(MemoryLimits::default());
-        super::super::conformance::run(&store).await;
+        crate::store::conformance::run(&store).await;
     }
 
     #[tokio::test]
-    async fn evicts_the_oldest_created_past_max_records() {
+    async fn evicts_the_least_recently_saved_past_max_records() {
         let store = MemoryStore::new(MemoryLimits::resolve(Some(3), None, None).unwrap());
+        let o = Ownership::default();
         for k in ["a", "b", "c"] {
-            store.save(save("n", k, json!(k))).await.unwrap();
+            store.save(save("n", k, &o, 1, json!(k))).await.unwrap();
         }
-        // Updating "a" keeps its place in creation order.
-        store.save(save("n", "a", json!("a2"))).await.unwrap();
-        store.save(save("n", "d", json!("d"))).await.unwrap();
+        // Saving "a" again makes it the most recently saved: "b" is evicted next.
+        store
+            .save(save("n", "a", &o, 2, json!("a2")))
+            .await
+            .unwrap();
+        store.save(save("n", "d", &o, 1, json!("d"))).await.unwrap();
         assert_eq!(store.len(), 3);
-        assert!(store.load("n", "a", &owner()).await.unwrap().is_none());
-        for k in ["b", "c", "d"] {
-            assert!(store.load("n", k, &owner()).await.unwrap().is_some(), "{k}");
+        assert!(store.load(&key("n", "b", &o)).await.unwrap().is_none());
+        for k in ["a", "c", "d"] {
+            assert!(store.load(&key("n", k, &o)).await.unwrap().is_some(), "{k}");
         }
         // A deleted record frees its slot without evicting another.
-        assert!(store.delete("n", "b", &owner(), None).await.unwrap());
-        store.save(save("n", "e", json!("e"))).await.unwrap();
-        for k in ["c", "d", "e"] {
-            assert!(store.load("n", k, &owner()).await.unwrap().is_some(), "{k}");
+        assert!(store.delete(&key("n", "c", &o), None).await.unwrap());
+        store.save(save("n", "e", &o, 1, json!("e"))).await.unwrap();
+        for k in ["a", "d", "e"] {
+            assert!(store.load(&key("n", k, &o)).await.unwrap().is_some(), "{k}");
         }
+        // A refused save moves nothing: "a" (saved before "d") is still evicted first.
+        assert!(store
+            .save(save("n", "a", &o, 1, json!("stale")))
+            .await
+            .is_err());
+        store.save(save("n", "f", &o, 1, json!("f"))).await.unwrap();
+        assert!(store.load(&key("n", "a", &o)).await.unwrap().is_none());
     }
 
     #[tokio::test]
     async fn refuses_values_over_max_value_bytes_and_keeps_the_old_value() {
         let store = MemoryStore::new(MemoryLimits::resolve(None, Some(10), None).unwrap());
-        store.save(save("n", "k", json!("12345678"))).await.unwrap();
+        let o = Ownership::default();
+        store
+            .save(save("n", "k", &o, 1, json!("12345678")))
+            .await
+            .unwrap();
         let e = store
-            .save(save("n", "k", json!("123456789")))
+            .save(save("n", "k", &o, 2, json!("123456789")))
             .await
             .unwrap_err();
-        assert_eq!(e.reason(), Some("record_too_large"));
-        let cp = store.load("n", "k", &owner()).await.unwrap().unwrap();
-        assert_eq!(cp.value, json!("12345678"));
-        assert_eq!(cp.version, 1);
+        assert_eq!(e.kind, crate::error::ErrorKind::Range);
+        assert!(e.message.contains("maxValueBytes"), "{e}");
+        let cp = store.load(&key("n", "k", &o)).await.unwrap().unwrap();
+        assert_eq!((cp.value, cp.version), (json!("12345678"), 1));
     }
 
     #[tokio::test]
     async fn page_size_is_capped_by_max_page_size() {
         let store = MemoryStore::new(MemoryLimits::resolve(None, None, Some(2)).unwrap());
+        let o = Ownership::default();
         for k in ["a", "b", "c"] {
-            store.save(save("n", k, json!(1))).await.unwrap();
+            store.save(save("n", k, &o, 1, json!(1))).await.unwrap();
         }
         let page = store
             .list(ListCheckpoints {
-                namespace: "n".into(),
+                namespace: Some("n".into()),
                 limit: Some(50),
                 ..Default::default()
             })

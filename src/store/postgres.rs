@@ -1,27 +1,32 @@
 //! PostgreSQL persistence (`tokio-postgres` over a `deadpool-postgres` pool): one table
-//! keyed by `(namespace, key)` that every Node instance shares.
+//! keyed by `(namespace, key, owner_key)` that every Node instance shares.
 //!
 //! - The schema is created or migrated on first use, under a `prism_migrations` table and
 //!   a transaction-scoped advisory lock, so instances starting together do it once.
-//! - Keys and namespaces use the `"C"` collation: ordering, prefix ranges and keyset
-//!   cursors are UTF-8 byte order, as in the other stores. The value is `jsonb` (so object
-//!   keys come back in PostgreSQL's order, and `\u0000` in a string is refused).
-//! - CAS is one statement (`INSERT … ON CONFLICT DO NOTHING`, `UPDATE … WHERE version =
-//!   $n`, `INSERT … ON CONFLICT DO UPDATE … WHERE <same owner>`), each `RETURNING` the row;
-//!   no row back is a conflict. Ownership is compared in SQL (`owner_key`).
+//!   Migration 2 turns the one-key-per-`(namespace, key)` table of 0.1 into the
+//!   owner-scoped one and adds the fencing token and metadata columns.
+//! - Keys, namespaces and owner keys use the `"C"` collation: ordering, prefix ranges and
+//!   keyset cursors are UTF-8 byte order, as in the other stores. The value and metadata
+//!   are `jsonb` (so object keys come back in PostgreSQL's order, and `\u0000` in a string
+//!   is refused).
+//! - A save is one statement (`INSERT … ON CONFLICT DO NOTHING`, `UPDATE … WHERE version =
+//!   $n`, `INSERT … ON CONFLICT DO UPDATE … WHERE`), with the version and fencing rules in
+//!   SQL, each `RETURNING` the row; no row back is a conflict, explained from the stored
+//!   row by the model's own rules.
 //! - Every query is parameterised; the schema name is checked to be a plain identifier.
 //! - Errors: serialization failures and deadlocks are conflicts (retryable); connection
 //!   failures and timeouts are `ERR_PRISM_INTERNAL` errors whose messages never carry the
 //!   connection string or password; `close()` refuses new work, waits for work in flight,
 //!   and closes the pool.
 
+use super::cursor::{self, Position};
 use super::lifecycle::Lifecycle;
-use super::{
-    decode_cursor, encode_cursor, invalid, page_size, prefix_upper_bound, validate_target,
-    BoxFuture, Checkpoint, CheckpointStore, ListCheckpoints, Ownership, Page, SaveCheckpoint,
-    PAGE_SIZE_DEFAULT, PAGE_SIZE_HARD, VALUE_BYTES_HARD,
+use super::model::{
+    value_bytes, value_too_large, Checkpoint, CheckpointKey, ListCheckpoints, Order, Ownership,
+    Page, SaveCheckpoint, PAGE_SIZE_SQL, VALUE_BYTES_HARD,
 };
-use crate::error::{ArtifactReason, PrismError, Result};
+use super::{invalid, BoxFuture, CheckpointStore};
+use crate::error::{PrismError, Result};
 use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, Runtime};
 use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -130,7 +135,7 @@ fn ts(col: &str) -> String {
 
 fn columns() -> String {
     format!(
-        "namespace, key, version, tenant_id, account_id, user_id, category, value, {}, {}",
+        "namespace, key, version, fencing_token, tenant_id, account_id, user_id, category, value, metadata, {}, {}, owner_key",
         ts("created_at"),
         ts("updated_at")
     )
@@ -229,6 +234,14 @@ impl Shared {
                    ON \"{s}\".prism_checkpoints (namespace, owner_key, key);
                  INSERT INTO \"{s}\".prism_migrations (version) VALUES (1);
                END IF;
+               IF NOT EXISTS (SELECT 1 FROM \"{s}\".prism_migrations WHERE version = 2) THEN
+                 ALTER TABLE \"{s}\".prism_checkpoints
+                   ADD COLUMN fencing_token bigint,
+                   ADD COLUMN metadata jsonb,
+                   DROP CONSTRAINT prism_checkpoints_pkey,
+                   ADD PRIMARY KEY (namespace, key, owner_key);
+                 INSERT INTO \"{s}\".prism_migrations (version) VALUES (2);
+               END IF;
              END
              $prism$;
              COMMIT;"
@@ -244,28 +257,40 @@ impl Shared {
     }
 }
 
-fn owner_key(o: &Ownership) -> String {
-    serde_json::to_string(o).unwrap_or_default()
-}
-
-fn to_checkpoint(row: &Row) -> Result<Checkpoint> {
+/// A row and its owner key (the cursor position needs it).
+fn to_checkpoint(row: &Row) -> Result<(Checkpoint, String)> {
     let get =
         |e: tokio_postgres::Error| PrismError::internal(format!("postgres: unexpected row: {e}"));
     let version: i64 = row.try_get(2).map_err(get)?;
-    Ok(Checkpoint {
-        namespace: row.try_get(0).map_err(get)?,
-        key: row.try_get(1).map_err(get)?,
-        version: u64::try_from(version).unwrap_or(0),
-        ownership: Ownership {
-            tenant_id: row.try_get(3).map_err(get)?,
-            account_id: row.try_get(4).map_err(get)?,
-            user_id: row.try_get(5).map_err(get)?,
+    let fence: Option<i64> = row.try_get(3).map_err(get)?;
+    let metadata: Option<serde_json::Value> = row.try_get(9).map_err(get)?;
+    Ok((
+        Checkpoint {
+            namespace: row.try_get(0).map_err(get)?,
+            key: row.try_get(1).map_err(get)?,
+            version: u64::try_from(version).unwrap_or(0),
+            fencing_token: fence.map(|f| u64::try_from(f).unwrap_or(0)),
+            owner: Ownership {
+                tenant_id: row.try_get(4).map_err(get)?,
+                account_id: row.try_get(5).map_err(get)?,
+                user_id: row.try_get(6).map_err(get)?,
+            },
+            category: row.try_get(7).map_err(get)?,
+            value: row.try_get(8).map_err(get)?,
+            metadata: match metadata {
+                Some(serde_json::Value::Object(m)) => Some(m),
+                _ => None,
+            },
+            created_at: row.try_get(10).map_err(get)?,
+            updated_at: row.try_get(11).map_err(get)?,
         },
-        category: row.try_get(6).map_err(get)?,
-        value: row.try_get(7).map_err(get)?,
-        created_at: row.try_get(8).map_err(get)?,
-        updated_at: row.try_get(9).map_err(get)?,
-    })
+        row.try_get(12).map_err(get)?,
+    ))
+}
+
+fn to_i64(v: u64) -> i64 {
+    // Versions and fencing tokens are validated to be at most 2^53 - 1.
+    i64::try_from(v).unwrap_or(i64::MAX)
 }
 
 impl PostgresPersistence {
@@ -322,6 +347,100 @@ impl PostgresPersistence {
 
 type Params<'a> = Vec<&'a (dyn ToSql + Sync)>;
 
+/// The save statement for `expected` over `table`: `$1..$11` are `(namespace, key,
+/// owner key, version, fencing token, tenant, account, user, category, value, metadata)`,
+/// `$12` the expected version of the compare-and-swap form.
+fn save_sql(table: &str, expected: Option<i64>) -> String {
+    let cols = columns();
+    let insert = format!(
+        "INSERT INTO {table} AS t (namespace, key, owner_key, version, fencing_token, tenant_id,
+           account_id, user_id, category, value, metadata, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5::bigint, $6, $7, $8, $9, $10, $11, now(), now())"
+    );
+    match expected {
+        Some(0) => format!("{insert} ON CONFLICT DO NOTHING RETURNING {cols}"),
+        Some(_) => format!(
+            "UPDATE {table} SET version = $4, fencing_token = $5::bigint, tenant_id = $6,
+               account_id = $7, user_id = $8, category = $9, value = $10, metadata = $11,
+               updated_at = now()
+             WHERE namespace = $1 AND key = $2 AND owner_key = $3 AND version = $12
+               AND version < $4 AND (fencing_token IS NULL OR $5::bigint >= fencing_token)
+             RETURNING {cols}"
+        ),
+        None => format!(
+            "{insert} ON CONFLICT (namespace, key, owner_key) DO UPDATE SET
+               version = excluded.version, fencing_token = excluded.fencing_token,
+               category = excluded.category, value = excluded.value,
+               metadata = excluded.metadata, updated_at = now()
+             WHERE t.version < excluded.version
+               AND (t.fencing_token IS NULL OR excluded.fencing_token >= t.fencing_token)
+             RETURNING {cols}"
+        ),
+    }
+}
+
+/// The bound values of a listing query, kept alive while its parameters borrow them.
+struct ListArgs {
+    prefix: Option<String>,
+    upper: Option<String>,
+    owner_key: String,
+    after: Option<Position>,
+    fetch: i64,
+}
+
+/// The `SELECT … WHERE … ORDER BY … LIMIT` of a listing, with its parameters.
+fn list_sql<'a>(table: &str, q: &'a ListCheckpoints, a: &'a ListArgs) -> (String, Params<'a>) {
+    let mut sql = format!("SELECT {} FROM {table} WHERE true", columns());
+    let mut p: Params = Vec::new();
+    let mut add = |p: &mut Params<'a>, v: &'a (dyn ToSql + Sync), clause: &str| {
+        p.push(v);
+        sql.push_str(&clause.replace('?', &format!("${}", p.len())));
+    };
+    if let Some(ns) = &q.namespace {
+        add(&mut p, ns, " AND namespace = ?");
+    }
+    if let Some(pre) = &a.prefix {
+        add(&mut p, pre, " AND key >= ?");
+    }
+    if let Some(u) = &a.upper {
+        add(&mut p, u, " AND key < ?");
+    }
+    if q.exact_owner {
+        add(&mut p, &a.owner_key, " AND owner_key = ?");
+    } else {
+        let members = [&q.owner.tenant_id, &q.owner.account_id, &q.owner.user_id];
+        for (column, m) in ["tenant_id", "account_id", "user_id"].iter().zip(members) {
+            if let Some(v) = m {
+                add(&mut p, v, &format!(" AND {column} = ?"));
+            }
+        }
+    }
+    if let Some(set) = &q.categories {
+        add(&mut p, set, " AND category = ANY(?::text[])");
+    }
+    let (cmp, dir) = match q.order {
+        Order::Asc => (">", "ASC"),
+        Order::Desc => ("<", "DESC"),
+    };
+    if let Some(pos) = &a.after {
+        p.push(&pos.namespace);
+        p.push(&pos.key);
+        p.push(&pos.owner_key);
+        let n = p.len();
+        sql.push_str(&format!(
+            " AND (namespace, key, owner_key) {cmp} (${}, ${}, ${n})",
+            n - 2,
+            n - 1
+        ));
+    }
+    p.push(&a.fetch);
+    sql.push_str(&format!(
+        " ORDER BY namespace {dir}, key {dir}, owner_key {dir} LIMIT ${}",
+        p.len()
+    ));
+    (sql, p)
+}
+
 impl PostgresCheckpointStore {
     /// [`Self::query`] of a statement that selects at most one row (by primary key).
     async fn query_opt(&self, sql: &str, params: &Params<'_>) -> Result<Option<Row>> {
@@ -351,185 +470,122 @@ impl PostgresCheckpointStore {
 
     async fn save_impl(&self, req: SaveCheckpoint) -> Result<Checkpoint> {
         req.validate()?;
-        let bytes = super::value_bytes(&req.value);
+        let bytes = value_bytes(&req.value);
         if bytes > VALUE_BYTES_HARD {
-            return Err(PrismError::artifact(
-                ArtifactReason::RecordTooLarge,
-                format!("checkpoint value is {bytes} bytes, more than {VALUE_BYTES_HARD}"),
-            ));
+            return Err(value_too_large(bytes, VALUE_BYTES_HARD));
         }
-        let t = &self.shared.table;
-        let cols = columns();
-        let o = &req.ownership;
-        let okey = owner_key(o);
+        let o = &req.owner;
+        let okey = o.owner_key();
         let json = tokio_postgres::types::Json(&req.value);
-        let insert = format!(
-            "INSERT INTO {t} AS t (namespace, key, version, tenant_id, account_id, user_id, owner_key, category, value, created_at, updated_at)
-             VALUES ($1, $2, 1, $3, $4, $5, $6, $7, $8, now(), now())"
-        );
-        let expected = req
-            .expected_version
-            .map(|v| i64::try_from(v).map_err(|_| invalid("input.expectedVersion is out of range")))
-            .transpose()?;
-        let row = match expected {
-            Some(0) => {
-                let sql =
-                    format!("{insert} ON CONFLICT (namespace, key) DO NOTHING RETURNING {cols}");
-                let p: Params = vec![
-                    &req.namespace,
-                    &req.key,
-                    &o.tenant_id,
-                    &o.account_id,
-                    &o.user_id,
-                    &okey,
-                    &req.category,
-                    &json,
-                ];
-                self.query_opt(&sql, &p).await?
-            }
-            Some(v) => {
-                let sql = format!(
-                    "UPDATE {t} SET version = version + 1, category = $4, value = $5, updated_at = now()
-                     WHERE namespace = $1 AND key = $2 AND owner_key = $3 AND version = $6 RETURNING {cols}"
-                );
-                let p: Params = vec![&req.namespace, &req.key, &okey, &req.category, &json, &v];
-                self.query_opt(&sql, &p).await?
-            }
+        let meta = req.metadata.as_ref().map(tokio_postgres::types::Json);
+        let (version, fence) = (to_i64(req.version), req.fencing_token.map(to_i64));
+        let expected = req.expected_version.map(to_i64);
+        let row: [&(dyn ToSql + Sync); 12] = [
+            &req.namespace,
+            &req.key,
+            &okey,
+            &version,
+            &fence,
+            &o.tenant_id,
+            &o.account_id,
+            &o.user_id,
+            &req.category,
+            &json,
+            &meta,
+            &expected,
+        ];
+        // Only the compare-and-swap form names `$12`.
+        let cas = matches!(expected, Some(e) if e > 0);
+        let p: Params = row[..if cas { 12 } else { 11 }].to_vec();
+        match self
+            .query_opt(&save_sql(&self.shared.table, expected), &p)
+            .await?
+        {
+            Some(r) => to_checkpoint(&r).map(|(cp, _)| cp),
             None => {
-                let sql = format!(
-                    "{insert} ON CONFLICT (namespace, key) DO UPDATE SET version = t.version + 1,
-                       category = excluded.category, value = excluded.value, updated_at = now()
-                     WHERE t.owner_key = excluded.owner_key RETURNING {cols}"
-                );
-                let p: Params = vec![
-                    &req.namespace,
-                    &req.key,
-                    &o.tenant_id,
-                    &o.account_id,
-                    &o.user_id,
-                    &okey,
-                    &req.category,
-                    &json,
-                ];
-                self.query_opt(&sql, &p).await?
+                let key = CheckpointKey::new(&req.namespace, &req.key, &req.owner);
+                let existing = self.load_impl(&key).await?;
+                Err(match req.apply(existing.as_ref(), "") {
+                    Err(e) => e,
+                    Ok(_) => PrismError::conflict("Checkpoint changed concurrently; retry"),
+                })
             }
-        };
-        match row {
-            Some(r) => to_checkpoint(&r),
-            None => Err(match expected {
-                Some(0) => PrismError::conflict(format!("checkpoint {:?} already exists", req.key)),
-                Some(v) => PrismError::conflict(format!(
-                    "checkpoint {:?} is not at the expected version {v} for this owner",
-                    req.key
-                )),
-                None => PrismError::conflict(format!(
-                    "checkpoint {:?} is not writable by this owner",
-                    req.key
-                )),
-            }),
         }
     }
 
-    async fn load_impl(&self, ns: &str, key: &str, o: &Ownership) -> Result<Option<Checkpoint>> {
-        validate_target(ns, key, o)?;
+    async fn load_impl(&self, k: &CheckpointKey) -> Result<Option<Checkpoint>> {
+        k.validate()?;
         let sql = format!(
             "SELECT {} FROM {} WHERE namespace = $1 AND key = $2 AND owner_key = $3",
             columns(),
             self.shared.table
         );
-        let okey = owner_key(o);
-        let p: Params = vec![&ns, &key, &okey];
+        let okey = k.owner.owner_key();
+        let p: Params = vec![&k.namespace, &k.key, &okey];
         self.query_opt(&sql, &p)
             .await?
-            .map(|r| to_checkpoint(&r))
+            .map(|r| to_checkpoint(&r).map(|(cp, _)| cp))
             .transpose()
     }
 
     async fn list_impl(&self, q: ListCheckpoints) -> Result<Page<Checkpoint>> {
         q.validate()?;
-        let after = q.cursor.as_deref().map(decode_cursor).transpose()?;
-        let limit = page_size(Some(q.limit.unwrap_or(PAGE_SIZE_DEFAULT)), PAGE_SIZE_HARD);
-        let prefix = q.prefix.clone().unwrap_or_default();
-        let (lower, exclusive) = match after {
-            Some(a) if a.as_str() >= prefix.as_str() => (a, true),
-            _ => (prefix.clone(), false),
+        let limit = q.page_size(PAGE_SIZE_SQL);
+        let prefix = q.key_prefix.clone().filter(|p| !p.is_empty());
+        let args = ListArgs {
+            upper: prefix.as_deref().and_then(cursor::prefix_upper_bound),
+            prefix,
+            owner_key: q.owner.owner_key(),
+            after: cursor::after(&q)?,
+            fetch: i64::from(limit) + 1,
         };
-        let upper = prefix_upper_bound(&prefix);
-        let okey = q.ownership.as_ref().map(owner_key);
-        let fetch = i64::from(limit) + 1;
-        let mut sql = format!(
-            "SELECT {} FROM {} WHERE namespace = $1 AND key {} $2",
-            columns(),
-            self.shared.table,
-            if exclusive { ">" } else { ">=" }
-        );
-        let mut p: Params = vec![&q.namespace, &lower];
-        if let Some(u) = &upper {
-            p.push(u);
-            sql.push_str(&format!(" AND key < ${}", p.len()));
-        }
-        if let Some(k) = &okey {
-            p.push(k);
-            sql.push_str(&format!(" AND owner_key = ${}", p.len()));
-        }
-        p.push(&fetch);
-        sql.push_str(&format!(" ORDER BY key LIMIT ${}", p.len()));
+        let (sql, p) = list_sql(&self.shared.table, &q, &args);
         let rows = self.query(&sql, &p).await?;
         let mut items = Vec::with_capacity(rows.len().min(limit as usize));
+        let mut last = None;
         let mut more = false;
         for r in &rows {
             if items.len() == limit as usize {
                 more = true;
                 break;
             }
-            items.push(to_checkpoint(r)?);
+            let (cp, okey) = to_checkpoint(r)?;
+            last = Some(Position {
+                namespace: cp.namespace.clone(),
+                key: cp.key.clone(),
+                owner_key: okey,
+            });
+            if cp.selected_by(&q) {
+                items.push(cp);
+            }
         }
         let next_cursor = if more {
-            items.last().map(|c: &Checkpoint| encode_cursor(&c.key))
+            last.as_ref().map(cursor::encode)
         } else {
             None
         };
         Ok(Page { items, next_cursor })
     }
 
-    async fn delete_impl(
-        &self,
-        ns: &str,
-        key: &str,
-        o: &Ownership,
-        expected: Option<u64>,
-    ) -> Result<bool> {
-        validate_target(ns, key, o)?;
+    async fn delete_impl(&self, k: &CheckpointKey, expected: Option<u64>) -> Result<bool> {
+        k.validate()?;
         let t = &self.shared.table;
-        let okey = owner_key(o);
-        let expected = expected
-            .map(|v| i64::try_from(v).map_err(|_| invalid("input.expectedVersion is out of range")))
-            .transpose()?;
-        let deleted = match &expected {
-            Some(v) => {
-                let sql = format!(
-                    "DELETE FROM {t} WHERE namespace = $1 AND key = $2 AND owner_key = $3 AND version = $4 RETURNING version"
-                );
-                let p: Params = vec![&ns, &key, &okey, v];
-                self.query_opt(&sql, &p).await?
-            }
-            None => {
-                let sql = format!(
-                    "DELETE FROM {t} WHERE namespace = $1 AND key = $2 AND owner_key = $3 RETURNING version"
-                );
-                let p: Params = vec![&ns, &key, &okey];
-                self.query_opt(&sql, &p).await?
-            }
-        };
-        if deleted.is_some() {
+        let okey = k.owner.owner_key();
+        let expected = expected.map(to_i64);
+        let sql = format!(
+            "DELETE FROM {t} WHERE namespace = $1 AND key = $2 AND owner_key = $3
+               AND ($4::bigint IS NULL OR version = $4::bigint) RETURNING version"
+        );
+        let p: Params = vec![&k.namespace, &k.key, &okey, &expected];
+        if self.query_opt(&sql, &p).await?.is_some() {
             return Ok(true);
         }
-        let sql = format!("SELECT version FROM {t} WHERE namespace = $1 AND key = $2");
-        let p: Params = vec![&ns, &key];
-        match self.query_opt(&sql, &p).await? {
+        let Some(v) = expected else { return Ok(false) };
+        match self.load_impl(k).await? {
             None => Ok(false),
-            Some(_) => Err(PrismError::conflict(format!(
-                "checkpoint {key:?} is not deletable by this owner at this version"
+            Some(cp) => Err(super::model::conflict(format!(
+                "Checkpoint compare-and-swap failed (expected {v}, current {})",
+                cp.version
             ))),
         }
     }
@@ -544,13 +600,8 @@ impl CheckpointStore for PostgresCheckpointStore {
         Box::pin(self.save_impl(req))
     }
 
-    fn load<'a>(
-        &'a self,
-        namespace: &'a str,
-        key: &'a str,
-        ownership: &'a Ownership,
-    ) -> BoxFuture<'a, Result<Option<Checkpoint>>> {
-        Box::pin(self.load_impl(namespace, key, ownership))
+    fn load<'a>(&'a self, key: &'a CheckpointKey) -> BoxFuture<'a, Result<Option<Checkpoint>>> {
+        Box::pin(self.load_impl(key))
     }
 
     fn list(&self, query: ListCheckpoints) -> BoxFuture<'_, Result<Page<Checkpoint>>> {
@@ -559,12 +610,10 @@ impl CheckpointStore for PostgresCheckpointStore {
 
     fn delete<'a>(
         &'a self,
-        namespace: &'a str,
-        key: &'a str,
-        ownership: &'a Ownership,
+        key: &'a CheckpointKey,
         expected_version: Option<u64>,
     ) -> BoxFuture<'a, Result<bool>> {
-        Box::pin(self.delete_impl(namespace, key, ownership, expected_version))
+        Box::pin(self.delete_impl(key, expected_version))
     }
 }
 
@@ -613,12 +662,20 @@ mod tests {
             user_id: Some("u".into()),
             ..Default::default()
         };
-        let e = p.checkpoints().load("n", "k", &owner).await.unwrap_err();
+        let e = p
+            .checkpoints()
+            .load(&CheckpointKey::new("n", "k", &owner))
+            .await
+            .unwrap_err();
         assert_eq!(e.code(), "ERR_PRISM_INTERNAL");
         assert!(e.message.starts_with("postgres"), "{e}");
         assert!(!e.message.contains("hunter2secret"), "{e}");
         p.close().await.unwrap();
-        let e = p.checkpoints().load("n", "k", &owner).await.unwrap_err();
+        let e = p
+            .checkpoints()
+            .load(&CheckpointKey::new("n", "k", &owner))
+            .await
+            .unwrap_err();
         assert!(e.message.contains("closed"), "{e}");
     }
 
@@ -638,7 +695,8 @@ mod tests {
             ..Default::default()
         };
         let (s1, s2) = (p.checkpoints(), p2.checkpoints());
-        let (a, b) = tokio::join!(s1.load("n", "k", &owner), s2.load("n", "k", &owner));
+        let k = CheckpointKey::new("n", "k", &owner);
+        let (a, b) = tokio::join!(s1.load(&k), s2.load(&k));
         assert!(a.unwrap().is_none() && b.unwrap().is_none());
         // Run in a task so the schema is dropped even when a check fails.
         let store = p.checkpoints();

@@ -1,25 +1,36 @@
 //! SQLite persistence (rusqlite, bundled SQLite): one WAL-mode database file, one table
-//! keyed by `(namespace, key)`. Every statement runs on tokio's blocking pool, never on
-//! the JavaScript thread; one connection behind a mutex serialises this process's work,
-//! and SQLite's locking (with a busy timeout) serialises processes.
+//! keyed by `(namespace, key, owner_key)` (the owner scopes every key; see `super`).
+//! Every statement runs on tokio's blocking pool, never on the JavaScript thread; one
+//! connection behind a mutex serialises this process's work, and SQLite's locking (with
+//! a busy timeout) serialises processes.
 //!
-//! - CAS is one statement: `INSERT … ON CONFLICT DO NOTHING` (create), `UPDATE … WHERE
-//!   version = ?` (replace), `INSERT … ON CONFLICT DO UPDATE … WHERE <same owner>`
-//!   (upsert), each with `RETURNING`; no row back means conflict.
-//! - Listing walks the primary key (or the ownership index) from the keyset cursor.
+//! - A save is one statement: `INSERT … ON CONFLICT DO NOTHING` (create only), `UPDATE …
+//!   WHERE version = ?` (compare-and-swap), `INSERT … ON CONFLICT DO UPDATE … WHERE`
+//!   (upsert), each with the version and fencing rules in SQL and `RETURNING`; no row
+//!   back is a conflict, explained from the stored row by the model's own rules.
+//! - Listing walks `(namespace, key, owner_key)` (or the owner index) from the keyset
+//!   cursor, ascending or descending.
+//! - A database made by an earlier schema (one key per `(namespace, key)`, no owner key,
+//!   fencing token or metadata: ours before 0.2, or `@arnilo/prism-session-store-sqlite`'s)
+//!   is migrated when it is opened, in one transaction.
 //! - `close()` refuses new work, waits for work in flight, then closes the connection;
 //!   use after close is `ArtifactError('invalid_input')` ("persistence is closed").
-//! - `SQLITE_BUSY` after the busy timeout is a conflict (retryable); other database
-//!   failures are `ERR_PRISM_INTERNAL` errors naming SQLite's message.
+//! - `SQLITE_BUSY` after the busy timeout is a conflict on writes (retryable), a backend
+//!   error on reads; other database failures are `ERR_PRISM_INTERNAL` errors naming
+//!   SQLite's message.
 
+use super::cursor::{self, Position};
 use super::lifecycle::Lifecycle;
-use super::{
-    decode_cursor, encode_cursor, invalid, now_iso8601, page_size, prefix_upper_bound,
-    validate_target, BoxFuture, Checkpoint, CheckpointStore, ListCheckpoints, Ownership, Page,
-    SaveCheckpoint, MAX_SAFE_INTEGER, PAGE_SIZE_DEFAULT, PAGE_SIZE_HARD, VALUE_BYTES_HARD,
+use super::model::{
+    value_too_large, Checkpoint, CheckpointKey, ListCheckpoints, Order, Ownership, Page,
+    SaveCheckpoint, PAGE_SIZE_SQL, VALUE_BYTES_HARD,
 };
+use super::{invalid, now_iso8601, BoxFuture, CheckpointStore};
 use crate::error::{ArtifactReason, ErrorKind, PrismError, Result};
-use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, Row};
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{
+    params, params_from_iter, Connection, ErrorCode, OpenFlags, OptionalExtension, Row,
+};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -46,16 +57,12 @@ impl SqliteOptions {
         if filename.contains('\0') {
             return Err(invalid("options.filename must not contain NUL characters"));
         }
-        let ms = match busy_timeout_ms {
-            None => Self::DEFAULT_BUSY_TIMEOUT_MS,
-            Some(ms) if (1..=Self::HARD_BUSY_TIMEOUT_MS).contains(&ms) => ms,
-            Some(ms) => {
-                return Err(PrismError::range(format!(
-                    "options.busyTimeoutMs must be an integer from 1 to {}, got {ms}",
-                    Self::HARD_BUSY_TIMEOUT_MS
-                )))
-            }
-        };
+        let ms = super::resolve_cap(
+            "options.busyTimeoutMs",
+            busy_timeout_ms,
+            Self::DEFAULT_BUSY_TIMEOUT_MS,
+            Self::HARD_BUSY_TIMEOUT_MS,
+        )?;
         Ok(Self {
             filename: filename.to_string(),
             busy_timeout: Duration::from_millis(ms),
@@ -80,26 +87,29 @@ pub struct SqliteCheckpointStore {
     shared: Arc<Shared>,
 }
 
-const SCHEMA: &str = "
+const TABLE: &str = "
 CREATE TABLE IF NOT EXISTS prism_checkpoints (
-  namespace  TEXT NOT NULL,
-  key        TEXT NOT NULL,
-  version    INTEGER NOT NULL CHECK (version >= 1),
-  tenant_id  TEXT,
-  account_id TEXT,
-  user_id    TEXT,
-  category   TEXT,
-  value      TEXT NOT NULL,
-  created_at TEXT NOT NULL,
-  updated_at TEXT NOT NULL,
-  PRIMARY KEY (namespace, key)
+  namespace     TEXT NOT NULL,
+  key           TEXT NOT NULL,
+  owner_key     TEXT NOT NULL,
+  version       INTEGER NOT NULL CHECK (version >= 1),
+  fencing_token INTEGER,
+  tenant_id     TEXT,
+  account_id    TEXT,
+  user_id       TEXT,
+  category      TEXT,
+  value         TEXT NOT NULL,
+  metadata      TEXT,
+  created_at    TEXT NOT NULL,
+  updated_at    TEXT NOT NULL,
+  PRIMARY KEY (namespace, key, owner_key)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS prism_checkpoints_by_owner
-  ON prism_checkpoints (namespace, tenant_id, account_id, user_id, key);
+CREATE INDEX IF NOT EXISTS prism_checkpoints_owner_key
+  ON prism_checkpoints (namespace, owner_key, key);
 ";
 
-const COLUMNS: &str =
-    "namespace, key, version, tenant_id, account_id, user_id, category, value, created_at, updated_at";
+const COLUMNS: &str = "namespace, key, version, fencing_token, tenant_id, account_id, user_id, \
+                       category, value, metadata, created_at, updated_at, owner_key";
 
 fn db_error(e: rusqlite::Error) -> PrismError {
     match e.sqlite_error_code() {
@@ -136,6 +146,7 @@ fn open(options: &SqliteOptions) -> Result<Connection> {
         )
     })?;
     conn.busy_timeout(options.busy_timeout).map_err(db_error)?;
+    conn.set_prepared_statement_cache_capacity(64);
     let mode = switch_to_wal(&conn, options.busy_timeout)?;
     if !mode.eq_ignore_ascii_case("wal") && !mode.eq_ignore_ascii_case("memory") {
         return Err(PrismError::internal(format!(
@@ -148,9 +159,69 @@ fn open(options: &SqliteOptions) -> Result<Connection> {
     let tx = conn
         .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
         .map_err(db_error)?;
-    tx.execute_batch(SCHEMA).map_err(db_error)?;
+    migrate_earlier_schema(&tx)?;
+    tx.execute_batch(TABLE).map_err(db_error)?;
     tx.commit().map_err(db_error)?;
     Ok(conn)
+}
+
+/// Move a `prism_checkpoints` table of an earlier schema (no `owner_key`) into the
+/// current one: every row keeps its namespace, key, owner, version, value and times;
+/// fencing tokens and metadata come along when the old table had them.
+fn migrate_earlier_schema(tx: &rusqlite::Transaction<'_>) -> Result<()> {
+    let columns: Vec<String> = tx
+        .prepare("SELECT name FROM pragma_table_info('prism_checkpoints')")
+        .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+        .map_err(db_error)?;
+    if columns.is_empty() || columns.iter().any(|c| c == "owner_key") {
+        return Ok(());
+    }
+    let has = |c: &str| columns.iter().any(|x| x == c);
+    let optional = |c: &str| {
+        if has(c) {
+            c.to_string()
+        } else {
+            format!("NULL AS {c}")
+        }
+    };
+    tx.execute_batch(
+        "DROP INDEX IF EXISTS prism_checkpoints_by_owner;
+         DROP INDEX IF EXISTS prism_checkpoints_list_idx;
+         ALTER TABLE prism_checkpoints RENAME TO prism_checkpoints_before_owner_key;",
+    )
+    .map_err(db_error)?;
+    tx.execute_batch(TABLE).map_err(db_error)?;
+    let select = format!(
+        "SELECT namespace, key, version, {}, tenant_id, account_id, user_id, category, value, {}, \
+         created_at, updated_at FROM prism_checkpoints_before_owner_key",
+        optional("fencing_token"),
+        optional("metadata")
+    );
+    let mut read = tx.prepare(&select).map_err(db_error)?;
+    let mut write = tx
+        .prepare(&format!(
+            "INSERT INTO prism_checkpoints ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
+        ))
+        .map_err(db_error)?;
+    let mut rows = read.query([]).map_err(db_error)?;
+    while let Some(r) = rows.next().map_err(db_error)? {
+        let owner = Ownership {
+            tenant_id: r.get(4).map_err(db_error)?,
+            account_id: r.get(5).map_err(db_error)?,
+            user_id: r.get(6).map_err(db_error)?,
+        };
+        let mut values: Vec<SqlValue> = (0..12)
+            .map(|i| r.get::<_, SqlValue>(i))
+            .collect::<rusqlite::Result<_>>()
+            .map_err(db_error)?;
+        values.push(SqlValue::Text(owner.owner_key()));
+        write.execute(params_from_iter(values)).map_err(db_error)?;
+    }
+    drop(rows);
+    drop(read);
+    drop(write);
+    tx.execute_batch("DROP TABLE prism_checkpoints_before_owner_key;")
+        .map_err(db_error)
 }
 
 /// `PRAGMA journal_mode=WAL`, retried while the database is busy, up to `busy_timeout`.
@@ -181,32 +252,55 @@ fn switch_to_wal(conn: &Connection, busy_timeout: Duration) -> Result<String> {
     }
 }
 
-fn row_to_checkpoint(row: &Row<'_>) -> rusqlite::Result<(Checkpoint, String)> {
-    let version: i64 = row.get(2)?;
-    let value_text: String = row.get(7)?;
-    Ok((
-        Checkpoint {
-            namespace: row.get(0)?,
-            key: row.get(1)?,
-            version: u64::try_from(version).unwrap_or(0),
-            ownership: Ownership {
-                tenant_id: row.get(3)?,
-                account_id: row.get(4)?,
-                user_id: row.get(5)?,
-            },
-            category: row.get(6)?,
-            value: serde_json::Value::Null,
-            created_at: row.get(8)?,
-            updated_at: row.get(9)?,
-        },
-        value_text,
-    ))
+/// A row as read, the JSON texts still unparsed.
+struct RawRow {
+    cp: Checkpoint,
+    value: String,
+    metadata: Option<String>,
+    owner_key: String,
 }
 
-fn finish(raw: (Checkpoint, String)) -> Result<Checkpoint> {
-    let (mut cp, text) = raw;
-    cp.value = serde_json::from_str(&text)
-        .map_err(|e| PrismError::internal(format!("sqlite: stored value is not JSON: {e}")))?;
+fn read_row(row: &Row<'_>) -> rusqlite::Result<RawRow> {
+    let num = |i: usize| -> rusqlite::Result<u64> {
+        Ok(u64::try_from(row.get::<_, i64>(i)?).unwrap_or(0))
+    };
+    let fence: Option<i64> = row.get(3)?;
+    Ok(RawRow {
+        cp: Checkpoint {
+            namespace: row.get(0)?,
+            key: row.get(1)?,
+            version: num(2)?,
+            fencing_token: fence.map(|f| u64::try_from(f).unwrap_or(0)),
+            value: serde_json::Value::Null,
+            category: row.get(7)?,
+            owner: Ownership {
+                tenant_id: row.get(4)?,
+                account_id: row.get(5)?,
+                user_id: row.get(6)?,
+            },
+            created_at: row.get(10)?,
+            updated_at: row.get(11)?,
+            metadata: None,
+        },
+        value: row.get(8)?,
+        metadata: row.get(9)?,
+        owner_key: row.get(12)?,
+    })
+}
+
+fn finish(raw: RawRow) -> Result<Checkpoint> {
+    let mut cp = raw.cp;
+    let bad = |e: serde_json::Error| {
+        PrismError::internal(format!("sqlite: stored JSON is malformed: {e}"))
+    };
+    cp.value = serde_json::from_str(&raw.value).map_err(bad)?;
+    cp.metadata = match raw.metadata {
+        None => None,
+        Some(t) => match serde_json::from_str(&t).map_err(bad)? {
+            serde_json::Value::Object(m) => Some(m),
+            _ => None,
+        },
+    };
     Ok(cp)
 }
 
@@ -288,191 +382,241 @@ where
     }
 }
 
-fn to_i64(v: u64) -> Result<i64> {
-    i64::try_from(v).map_err(|_| invalid("version out of range"))
+fn to_i64(v: u64) -> i64 {
+    // Versions and fencing tokens are validated to be at most 2^53 - 1.
+    i64::try_from(v).unwrap_or(i64::MAX)
 }
 
-fn save_sync(conn: &mut Connection, req: SaveCheckpoint, value: String) -> Result<Checkpoint> {
-    let now = now_iso8601();
-    let o = &req.ownership;
-    let returning = format!("RETURNING {COLUMNS}");
-    let row = match req.expected_version {
-        Some(0) => conn
-            .query_row(
-                &format!(
-                    "INSERT INTO prism_checkpoints ({COLUMNS}) VALUES (?1, ?2, 1, ?3, ?4, ?5, ?6, ?7, ?8, ?8)
-                     ON CONFLICT (namespace, key) DO NOTHING {returning}"
-                ),
-                params![req.namespace, req.key, o.tenant_id, o.account_id, o.user_id, req.category, value, now],
-                row_to_checkpoint,
-            )
-            .optional(),
-        Some(expected) => conn
-            .query_row(
-                &format!(
-                    "UPDATE prism_checkpoints SET version = version + 1, category = ?6, value = ?7, updated_at = ?8
-                     WHERE namespace = ?1 AND key = ?2 AND version = ?9
-                       AND tenant_id IS ?3 AND account_id IS ?4 AND user_id IS ?5 {returning}"
-                ),
-                params![
-                    req.namespace, req.key, o.tenant_id, o.account_id, o.user_id, req.category, value, now,
-                    to_i64(expected)?
-                ],
-                row_to_checkpoint,
-            )
-            .optional(),
-        None => conn
-            .query_row(
-                &format!(
-                    "INSERT INTO prism_checkpoints ({COLUMNS}) VALUES (?1, ?2, 1, ?3, ?4, ?5, ?6, ?7, ?8, ?8)
-                     ON CONFLICT (namespace, key) DO UPDATE SET version = version + 1,
-                       category = excluded.category, value = excluded.value, updated_at = excluded.updated_at
-                     WHERE tenant_id IS excluded.tenant_id AND account_id IS excluded.account_id
-                       AND user_id IS excluded.user_id AND version < {MAX_SAFE_INTEGER} {returning}"
-                ),
-                params![req.namespace, req.key, o.tenant_id, o.account_id, o.user_id, req.category, value, now],
-                row_to_checkpoint,
-            )
-            .optional(),
-    }
-    .map_err(db_error)?;
-    match row {
-        Some(raw) => finish(raw),
-        None => Err(match req.expected_version {
-            Some(0) => PrismError::conflict(format!("checkpoint {:?} already exists", req.key)),
-            Some(v) => PrismError::conflict(format!(
-                "checkpoint {:?} is not at the expected version {v} for this owner",
-                req.key
-            )),
-            None => PrismError::conflict(format!(
-                "checkpoint {:?} is not writable by this owner",
-                req.key
-            )),
-        }),
-    }
+/// The JSON texts a save writes.
+struct SaveTexts {
+    value: String,
+    metadata: Option<String>,
 }
 
-fn load_sync(
+/// One save statement with its row: `(namespace, key, version, fencing token, tenant,
+/// account, user, category, value, metadata, now, owner key)` as `?1..?12`, and for the
+/// compare-and-swap form the expected version as `?13`.
+fn save_row(
     conn: &mut Connection,
-    ns: &str,
-    key: &str,
-    o: &Ownership,
-) -> Result<Option<Checkpoint>> {
+    sql: &str,
+    p: &[&dyn rusqlite::ToSql],
+) -> Result<Option<RawRow>> {
+    conn.prepare_cached(sql)
+        .and_then(|mut s| s.query_row(p, read_row).optional())
+        .map_err(db_error)
+}
+
+fn save_sync(conn: &mut Connection, req: SaveCheckpoint, texts: SaveTexts) -> Result<Checkpoint> {
+    let now = now_iso8601();
+    let owner_key = req.owner.owner_key();
+    let o = &req.owner;
+    let (version, fence) = (to_i64(req.version), req.fencing_token.map(to_i64));
+    let expected = req.expected_version.map(to_i64);
+    let row: [&dyn rusqlite::ToSql; 13] = [
+        &req.namespace,
+        &req.key,
+        &version,
+        &fence,
+        &o.tenant_id,
+        &o.account_id,
+        &o.user_id,
+        &req.category,
+        &texts.value,
+        &texts.metadata,
+        &now,
+        &owner_key,
+        &expected,
+    ];
+    let insert = format!(
+        "INSERT INTO prism_checkpoints ({COLUMNS})
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12)"
+    );
+    let sql = match expected {
+        Some(0) => format!("{insert} ON CONFLICT DO NOTHING RETURNING {COLUMNS}"),
+        Some(_) => format!(
+            "UPDATE prism_checkpoints SET version = ?3, fencing_token = ?4, tenant_id = ?5,
+               account_id = ?6, user_id = ?7, category = ?8, value = ?9, metadata = ?10,
+               updated_at = ?11
+             WHERE namespace = ?1 AND key = ?2 AND owner_key = ?12 AND version = ?13
+               AND version < ?3 AND (fencing_token IS NULL OR ?4 >= fencing_token)
+             RETURNING {COLUMNS}"
+        ),
+        None => format!(
+            "{insert} ON CONFLICT (namespace, key, owner_key) DO UPDATE SET
+               version = excluded.version, fencing_token = excluded.fencing_token,
+               category = excluded.category, value = excluded.value,
+               metadata = excluded.metadata, updated_at = excluded.updated_at
+             WHERE prism_checkpoints.version < excluded.version
+               AND (prism_checkpoints.fencing_token IS NULL
+                    OR excluded.fencing_token >= prism_checkpoints.fencing_token)
+             RETURNING {COLUMNS}"
+        ),
+    };
+    // The create-only and upsert forms have no `?13`: bind only what they name.
+    let bound = if matches!(expected, Some(e) if e > 0) {
+        &row[..]
+    } else {
+        &row[..12]
+    };
+    match save_row(conn, &sql, bound)? {
+        Some(raw) => finish(raw),
+        None => Err(refusal(conn, req)),
+    }
+}
+
+/// Why a save wrote nothing: the model's rules applied to the stored row.
+fn refusal(conn: &mut Connection, req: SaveCheckpoint) -> PrismError {
+    let key = CheckpointKey::new(&req.namespace, &req.key, &req.owner);
+    match load_sync(conn, &key) {
+        Ok(existing) => match req.apply(existing.as_ref(), "") {
+            Err(e) => e,
+            Ok(_) => PrismError::conflict("Checkpoint changed concurrently; retry"),
+        },
+        Err(e) => e,
+    }
+}
+
+fn load_sync(conn: &mut Connection, k: &CheckpointKey) -> Result<Option<Checkpoint>> {
     let raw = conn
         .prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM prism_checkpoints WHERE namespace = ?1 AND key = ?2
-               AND tenant_id IS ?3 AND account_id IS ?4 AND user_id IS ?5"
+            "SELECT {COLUMNS} FROM prism_checkpoints WHERE namespace = ?1 AND key = ?2 AND owner_key = ?3"
         ))
         .and_then(|mut s| {
-            s.query_row(
-                params![ns, key, o.tenant_id, o.account_id, o.user_id],
-                row_to_checkpoint,
-            )
-            .optional()
+            s.query_row(params![k.namespace, k.key, k.owner.owner_key()], read_row)
+                .optional()
         })
         .map_err(db_error)?;
     raw.map(finish).transpose()
 }
 
-fn list_sync(
-    conn: &mut Connection,
-    q: ListCheckpoints,
-    default_page: u32,
-    max_page: u32,
-) -> Result<Page<Checkpoint>> {
-    let limit = page_size(Some(q.limit.unwrap_or(default_page)), max_page);
-    let prefix = q.prefix.clone().unwrap_or_default();
-    let after = q.cursor.as_deref().map(decode_cursor).transpose()?;
-    // Lower bound: strictly after the cursor when it is inside or past the prefix range.
-    let (lower, exclusive) = match after {
-        Some(a) if a.as_str() >= prefix.as_str() => (a, true),
-        _ => (prefix.clone(), false),
+/// The `WHERE … ORDER BY … LIMIT` of a listing, with its parameters.
+fn list_sql(q: &ListCheckpoints, after: Option<&Position>, fetch: i64) -> (String, Vec<SqlValue>) {
+    let mut sql = format!("SELECT {COLUMNS} FROM prism_checkpoints WHERE 1 = 1");
+    let mut p: Vec<SqlValue> = Vec::new();
+    let mut add = |sql: &mut String, clause: &str, v: SqlValue| {
+        p.push(v);
+        sql.push_str(&clause.replace('?', &format!("?{}", p.len())));
     };
-    let upper = prefix_upper_bound(&prefix);
-    let mut sql = format!("SELECT {COLUMNS} FROM prism_checkpoints WHERE namespace = ?1");
-    sql.push_str(if exclusive {
-        " AND key > ?2"
-    } else {
-        " AND key >= ?2"
-    });
-    sql.push_str(" AND (?3 IS NULL OR key < ?3)");
-    let owner = q.ownership.clone().unwrap_or_default();
-    if q.ownership.is_some() {
-        sql.push_str(" AND tenant_id IS ?4 AND account_id IS ?5 AND user_id IS ?6");
-    } else {
-        sql.push_str(" AND ?4 IS ?4 AND ?5 IS ?5 AND ?6 IS ?6");
+    if let Some(ns) = &q.namespace {
+        add(&mut sql, " AND namespace = ?", SqlValue::Text(ns.clone()));
     }
-    sql.push_str(" ORDER BY key LIMIT ?7");
-    let mut stmt = conn.prepare_cached(&sql).map_err(db_error)?;
-    let rows = stmt
-        .query_map(
-            params![
-                q.namespace,
-                lower,
-                upper,
-                owner.tenant_id,
-                owner.account_id,
-                owner.user_id,
-                i64::from(limit) + 1
-            ],
-            row_to_checkpoint,
-        )
-        .map_err(db_error)?;
-    let mut items = Vec::new();
+    if let Some(prefix) = q.key_prefix.as_ref().filter(|p| !p.is_empty()) {
+        add(&mut sql, " AND key >= ?", SqlValue::Text(prefix.clone()));
+        if let Some(upper) = cursor::prefix_upper_bound(prefix) {
+            add(&mut sql, " AND key < ?", SqlValue::Text(upper));
+        }
+    }
+    if q.exact_owner {
+        add(
+            &mut sql,
+            " AND owner_key = ?",
+            SqlValue::Text(q.owner.owner_key()),
+        );
+    } else {
+        for (column, m) in ["tenant_id", "account_id", "user_id"]
+            .iter()
+            .zip(q.owner.members())
+        {
+            if let Some(v) = m.1 {
+                add(
+                    &mut sql,
+                    &format!(" AND {column} = ?"),
+                    SqlValue::Text(v.to_string()),
+                );
+            }
+        }
+    }
+    if let Some(set) = &q.categories {
+        let json = serde_json::to_string(set).unwrap_or_else(|_| "[]".into());
+        add(
+            &mut sql,
+            " AND category IN (SELECT value FROM json_each(?))",
+            SqlValue::Text(json),
+        );
+    }
+    let (cmp, dir) = match q.order {
+        Order::Asc => (">", "ASC"),
+        Order::Desc => ("<", "DESC"),
+    };
+    if let Some(a) = after {
+        p.push(SqlValue::Text(a.namespace.clone()));
+        p.push(SqlValue::Text(a.key.clone()));
+        p.push(SqlValue::Text(a.owner_key.clone()));
+        let n = p.len();
+        sql.push_str(&format!(
+            " AND (namespace, key, owner_key) {cmp} (?{}, ?{}, ?{n})",
+            n - 2,
+            n - 1
+        ));
+    }
+    p.push(SqlValue::Integer(fetch));
+    sql.push_str(&format!(
+        " ORDER BY namespace {dir}, key {dir}, owner_key {dir} LIMIT ?{}",
+        p.len()
+    ));
+    (sql, p)
+}
+
+/// One page from rows fetched one past the page: the extra row means a next cursor.
+fn page_of(rows: Vec<RawRow>, q: &ListCheckpoints, limit: usize) -> Result<Page<Checkpoint>> {
+    let mut items = Vec::with_capacity(rows.len().min(limit));
+    let mut last = None;
     let mut more = false;
-    for row in rows {
-        let raw = row.map_err(db_error)?;
-        if items.len() == limit as usize {
+    for raw in rows {
+        if items.len() == limit {
             more = true;
             break;
         }
-        items.push(finish(raw)?);
+        let position = Position {
+            namespace: raw.cp.namespace.clone(),
+            key: raw.cp.key.clone(),
+            owner_key: raw.owner_key.clone(),
+        };
+        let cp = finish(raw)?;
+        if cp.selected_by(q) {
+            items.push(cp);
+        }
+        last = Some(position);
     }
     let next_cursor = if more {
-        items.last().map(|c: &Checkpoint| encode_cursor(&c.key))
+        last.as_ref().map(cursor::encode)
     } else {
         None
     };
     Ok(Page { items, next_cursor })
 }
 
-fn delete_sync(
-    conn: &mut Connection,
-    ns: &str,
-    key: &str,
-    o: &Ownership,
-    expected: Option<u64>,
-) -> Result<bool> {
-    let tx = conn
-        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+fn list_sync(conn: &mut Connection, q: &ListCheckpoints) -> Result<Page<Checkpoint>> {
+    let limit = q.page_size(PAGE_SIZE_SQL);
+    let after = cursor::after(q)?;
+    let (sql, p) = list_sql(q, after.as_ref(), i64::from(limit) + 1);
+    let mut stmt = conn.prepare_cached(&sql).map_err(db_error)?;
+    let rows = stmt
+        .query_map(params_from_iter(p), read_row)
+        .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
         .map_err(db_error)?;
-    let expected = expected.map(to_i64).transpose()?;
-    let deleted = tx
-        .execute(
-            "DELETE FROM prism_checkpoints WHERE namespace = ?1 AND key = ?2
-               AND tenant_id IS ?3 AND account_id IS ?4 AND user_id IS ?5
-               AND (?6 IS NULL OR version = ?6)",
-            params![ns, key, o.tenant_id, o.account_id, o.user_id, expected],
+    page_of(rows, q, limit as usize)
+}
+
+fn delete_sync(conn: &mut Connection, k: &CheckpointKey, expected: Option<u64>) -> Result<bool> {
+    let owner_key = k.owner.owner_key();
+    let deleted = conn
+        .prepare_cached(
+            "DELETE FROM prism_checkpoints WHERE namespace = ?1 AND key = ?2 AND owner_key = ?3
+               AND (?4 IS NULL OR version = ?4)",
         )
+        .and_then(|mut s| s.execute(params![k.namespace, k.key, owner_key, expected.map(to_i64)]))
         .map_err(db_error)?;
-    if deleted > 0 {
-        tx.commit().map_err(db_error)?;
-        return Ok(true);
+    if deleted > 0 || expected.is_none() {
+        return Ok(deleted > 0);
     }
-    // Nothing deleted: absent (false) or there but not ours / not at that version (conflict).
-    let exists: Option<i64> = tx
-        .query_row(
-            "SELECT version FROM prism_checkpoints WHERE namespace = ?1 AND key = ?2",
-            params![ns, key],
-            |r| r.get(0),
-        )
-        .optional()
-        .map_err(db_error)?;
-    tx.commit().map_err(db_error)?;
-    match exists {
+    // Nothing deleted under a version: absent (false) or at another version (conflict).
+    match load_sync(conn, k)? {
         None => Ok(false),
-        Some(_) => Err(PrismError::conflict(format!(
-            "checkpoint {key:?} is not deletable by this owner at this version"
+        Some(cp) => Err(super::model::conflict(format!(
+            "Checkpoint compare-and-swap failed (expected {}, current {})",
+            expected.unwrap_or(0),
+            cp.version
         ))),
     }
 }
@@ -481,17 +625,16 @@ impl SqliteCheckpointStore {
     async fn save_impl(&self, req: SaveCheckpoint) -> Result<Checkpoint> {
         req.validate()?;
         let value = serde_json::to_string(&req.value)
-            .map_err(|e| invalid(format!("input.value cannot be encoded: {e}")))?;
+            .map_err(|e| PrismError::internal(format!("cannot encode the value: {e}")))?;
         if value.len() > VALUE_BYTES_HARD {
-            return Err(PrismError::artifact(
-                ArtifactReason::RecordTooLarge,
-                format!(
-                    "checkpoint value is {} bytes, more than {VALUE_BYTES_HARD}",
-                    value.len()
-                ),
-            ));
+            return Err(value_too_large(value.len(), VALUE_BYTES_HARD));
         }
-        run(&self.shared, move |c| save_sync(c, req, value)).await
+        let metadata = req
+            .metadata
+            .as_ref()
+            .map(|m| serde_json::to_string(m).unwrap_or_else(|_| "{}".into()));
+        let texts = SaveTexts { value, metadata };
+        run(&self.shared, move |c| save_sync(c, req, texts)).await
     }
 }
 
@@ -504,16 +647,11 @@ impl CheckpointStore for SqliteCheckpointStore {
         Box::pin(self.save_impl(req))
     }
 
-    fn load<'a>(
-        &'a self,
-        namespace: &'a str,
-        key: &'a str,
-        ownership: &'a Ownership,
-    ) -> BoxFuture<'a, Result<Option<Checkpoint>>> {
+    fn load<'a>(&'a self, key: &'a CheckpointKey) -> BoxFuture<'a, Result<Option<Checkpoint>>> {
         Box::pin(async move {
-            validate_target(namespace, key, ownership)?;
-            let (ns, k, o) = (namespace.to_string(), key.to_string(), ownership.clone());
-            run(&self.shared, move |c| load_sync(c, &ns, &k, &o))
+            key.validate()?;
+            let k = key.clone();
+            run(&self.shared, move |c| load_sync(c, &k))
                 .await
                 .map_err(busy_read)
         })
@@ -522,276 +660,25 @@ impl CheckpointStore for SqliteCheckpointStore {
     fn list(&self, query: ListCheckpoints) -> BoxFuture<'_, Result<Page<Checkpoint>>> {
         Box::pin(async move {
             query.validate()?;
-            if let Some(c) = &query.cursor {
-                decode_cursor(c)?;
-            }
-            run(&self.shared, move |c| {
-                list_sync(c, query, PAGE_SIZE_DEFAULT, PAGE_SIZE_HARD)
-            })
-            .await
-            .map_err(busy_read)
+            cursor::after(&query)?;
+            run(&self.shared, move |c| list_sync(c, &query))
+                .await
+                .map_err(busy_read)
         })
     }
 
     fn delete<'a>(
         &'a self,
-        namespace: &'a str,
-        key: &'a str,
-        ownership: &'a Ownership,
+        key: &'a CheckpointKey,
         expected_version: Option<u64>,
     ) -> BoxFuture<'a, Result<bool>> {
         Box::pin(async move {
-            validate_target(namespace, key, ownership)?;
-            let (ns, k, o) = (namespace.to_string(), key.to_string(), ownership.clone());
-            run(&self.shared, move |c| {
-                delete_sync(c, &ns, &k, &o, expected_version)
-            })
-            .await
+            key.validate()?;
+            let k = key.clone();
+            run(&self.shared, move |c| delete_sync(c, &k, expected_version)).await
         })
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    /// Two processes opening a new file together: while another connection holds the
-    /// write lock of the still rollback-mode file, the WAL switch waits (up to the busy
-    /// timeout) instead of failing at once with SQLITE_BUSY.
-    #[test]
-    fn opening_waits_for_a_concurrent_writer_of_a_new_file() {
-        let (_dir, opts) = temp_db();
-        let mut other = Connection::open(&opts.filename).unwrap();
-        other
-            .execute_batch("CREATE TABLE other_setup (x INTEGER)")
-            .unwrap();
-        let tx = other
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .unwrap();
-        tx.execute("INSERT INTO other_setup VALUES (1)", [])
-            .unwrap();
-        let (locked_tx, locked_rx) = std::sync::mpsc::channel();
-        let opener = std::thread::spawn(move || {
-            locked_rx.recv().unwrap();
-            open(&opts).map(|c| {
-                c.query_row("PRAGMA journal_mode", [], |r| r.get::<_, String>(0))
-                    .unwrap()
-            })
-        });
-        locked_tx.send(()).unwrap();
-        std::thread::sleep(Duration::from_millis(300));
-        tx.commit().unwrap();
-        drop(other);
-        assert_eq!(opener.join().unwrap().unwrap(), "wal");
-
-        // With the lock held past the busy timeout, it is still a (retryable) conflict.
-        let (_dir2, opts2) = temp_db();
-        let opts2 = SqliteOptions::new(&opts2.filename, Some(200)).unwrap();
-        let mut holder = Connection::open(&opts2.filename).unwrap();
-        holder.execute_batch("CREATE TABLE t (x INTEGER)").unwrap();
-        let held = holder
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .unwrap();
-        let started = std::time::Instant::now();
-        let e = open(&opts2).err().unwrap();
-        assert_eq!(e.kind, crate::error::ErrorKind::CheckpointConflict, "{e}");
-        assert!(started.elapsed() >= Duration::from_millis(200));
-        held.rollback().unwrap();
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_read_of_a_database_busy_past_the_timeout_is_a_backend_error_not_a_conflict() {
-        let (_dir, opts) = temp_db();
-        let opts = SqliteOptions::new(&opts.filename, Some(200)).unwrap();
-        let mut holder = Connection::open(&opts.filename).unwrap();
-        holder.execute_batch("CREATE TABLE t (x INTEGER)").unwrap();
-        let held = holder
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .unwrap();
-        let p = SqlitePersistence::new(opts);
-        let owner = Ownership {
-            tenant_id: Some("t".into()),
-            ..Ownership::default()
-        };
-        let e = p.checkpoints().load("ns", "k", &owner).await.unwrap_err();
-        assert_eq!(e.kind, ErrorKind::Internal, "{e}");
-        let e = p
-            .checkpoints()
-            .list(ListCheckpoints {
-                namespace: "ns".into(),
-                ..ListCheckpoints::default()
-            })
-            .await
-            .unwrap_err();
-        assert_eq!(e.kind, ErrorKind::Internal, "{e}");
-        held.rollback().unwrap();
-        assert_eq!(p.checkpoints().load("ns", "k", &owner).await.unwrap(), None);
-    }
-
-    fn temp_db() -> (tempfile::TempDir, SqliteOptions) {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("t.db");
-        let opts = SqliteOptions::new(file.to_str().unwrap(), None).unwrap();
-        (dir, opts)
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn conformance() {
-        let (_dir, opts) = temp_db();
-        let p = SqlitePersistence::new(opts);
-        super::super::conformance::run(&*p.checkpoints()).await;
-        assert_eq!(
-            p.query_strings("PRAGMA integrity_check".into())
-                .await
-                .unwrap(),
-            ["ok"]
-        );
-        assert_eq!(
-            p.query_strings("PRAGMA journal_mode".into()).await.unwrap(),
-            ["wal"]
-        );
-        p.close().await.unwrap();
-    }
-
-    fn owner() -> Ownership {
-        Ownership {
-            account_id: Some("a".into()),
-            ..Default::default()
-        }
-    }
-
-    fn save(key: &str, expected: Option<u64>) -> SaveCheckpoint {
-        SaveCheckpoint {
-            namespace: "n".into(),
-            key: key.into(),
-            ownership: owner(),
-            category: None,
-            value: json!({ "k": key }),
-            expected_version: expected,
-        }
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn data_survives_reopen_and_two_connections_share_the_file() {
-        let (_dir, opts) = temp_db();
-        let a = SqlitePersistence::new(opts.clone());
-        let b = SqlitePersistence::new(opts.clone());
-        a.checkpoints().save(save("k", Some(0))).await.unwrap();
-        let seen = b
-            .checkpoints()
-            .load("n", "k", &owner())
-            .await
-            .unwrap()
-            .unwrap();
-        assert_eq!(seen.version, 1);
-        // A CAS across connections: b's stale write loses.
-        a.checkpoints().save(save("k", Some(1))).await.unwrap();
-        let r = b.checkpoints().save(save("k", Some(1))).await;
-        assert!(matches!(r, Err(e) if e.kind == crate::error::ErrorKind::CheckpointConflict));
-        a.close().await.unwrap();
-        b.close().await.unwrap();
-        let c = SqlitePersistence::new(opts);
-        let cp = c
-            .checkpoints()
-            .load("n", "k", &owner())
-            .await
-            .unwrap()
-            .unwrap();
-        assert_eq!(cp.version, 2);
-        c.close().await.unwrap();
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn close_waits_for_work_in_flight_and_refuses_later_work() {
-        let (_dir, opts) = temp_db();
-        let p = Arc::new(SqlitePersistence::new(opts));
-        let store = p.checkpoints();
-        let mut writes = Vec::new();
-        for i in 0..20 {
-            let store = store.clone();
-            writes.push(tokio::spawn(async move {
-                store.save(save(&format!("k{i}"), None)).await
-            }));
-        }
-        tokio::task::yield_now().await;
-        p.close().await.unwrap();
-        p.close().await.unwrap();
-        let mut ok = 0;
-        for w in writes {
-            match w.await.unwrap() {
-                Ok(_) => ok += 1,
-                Err(e) => assert!(e.message.contains("closed"), "{e}"),
-            }
-        }
-        let e = store.load("n", "k0", &owner()).await.unwrap_err();
-        assert_eq!(e.reason(), Some("invalid_input"));
-        assert!(e.message.contains("closed"));
-        // Every write that resolved is on disk.
-        let again = SqlitePersistence::new(p.shared.options.clone());
-        let page = again
-            .checkpoints()
-            .list(ListCheckpoints {
-                namespace: "n".into(),
-                limit: Some(100),
-                ..Default::default()
-            })
-            .await
-            .unwrap();
-        assert_eq!(page.items.len(), ok);
-        again.close().await.unwrap();
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn close_waits_for_admitted_operations() {
-        let (_dir, opts) = temp_db();
-        let p = Arc::new(SqlitePersistence::new(opts));
-        let store = p.checkpoints();
-        let ticket = store.admit().unwrap();
-        let closer = {
-            let p = p.clone();
-            tokio::spawn(async move { p.close().await })
-        };
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        assert!(
-            !closer.is_finished(),
-            "close waits for the admitted operation"
-        );
-        assert!(store.admit().is_err(), "no admission once close has begun");
-        // The admitted operation still runs to completion.
-        store.save(save("late", None)).await.unwrap();
-        drop(ticket);
-        closer.await.unwrap().unwrap();
-        assert!(store.load("n", "late", &owner()).await.is_err());
-    }
-
-    #[tokio::test]
-    async fn an_unopenable_file_is_a_typed_error() {
-        let p = SqlitePersistence::new(
-            SqliteOptions::new("/nonexistent-dir-prism/x/y.db", None).unwrap(),
-        );
-        let e = p.checkpoints().load("n", "k", &owner()).await.unwrap_err();
-        assert_eq!(e.reason(), Some("invalid_input"));
-        assert!(e.message.contains("cannot open"), "{e}");
-    }
-
-    #[test]
-    fn options_are_checked() {
-        assert!(SqliteOptions::new("", None).is_err());
-        assert!(SqliteOptions::new("a\0b", None).is_err());
-        assert_eq!(
-            SqliteOptions::new("x", Some(0)).unwrap_err().class_name(),
-            "RangeError"
-        );
-        assert_eq!(
-            SqliteOptions::new("x", Some(600_001))
-                .unwrap_err()
-                .class_name(),
-            "RangeError"
-        );
-        assert_eq!(
-            SqliteOptions::new("x", None).unwrap().busy_timeout,
-            Duration::from_millis(5000)
-        );
-    }
-}
+mod tests;

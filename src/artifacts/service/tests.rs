@@ -1,17 +1,54 @@
-//! Service rules against a tiny in-test memory store (the real stores have their own
-//! conformance suite; the JS suites run the service over them).
+//! Service rules over the real memory store behind a switch that can fail saves (the
+//! stores have their own conformance suite; the JS suites run the service over all of
+//! them, host stores included).
 
 use super::*;
-use crate::store::{BoxFuture, Page};
+use crate::store::{BoxFuture, MemoryLimits, MemoryStore, Page};
 use serde_json::json;
-use std::collections::BTreeMap;
-use std::sync::Mutex;
+use std::sync::atomic::AtomicBool;
 
-#[derive(Default)]
 struct MemStore {
-    data: Mutex<BTreeMap<(String, String), Checkpoint>>,
+    inner: MemoryStore,
     fail_saves: AtomicBool,
     saves: AtomicU64,
+}
+
+impl Default for MemStore {
+    fn default() -> Self {
+        Self {
+            inner: MemoryStore::new(MemoryLimits::default()),
+            fail_saves: AtomicBool::new(false),
+            saves: AtomicU64::new(0),
+        }
+    }
+}
+
+impl MemStore {
+    /// Every checkpoint, in listing order.
+    fn all(&self) -> Vec<Checkpoint> {
+        let page = futures_now(self.inner.list(ListCheckpoints {
+            limit: Some(500),
+            ..Default::default()
+        }));
+        page.unwrap().items
+    }
+
+    fn get(&self, key: &str, owner: &Ownership) -> Option<Checkpoint> {
+        futures_now(self.inner.load(&CheckpointKey::new(NAMESPACE, key, owner))).unwrap()
+    }
+}
+
+/// The memory store answers synchronously: drive its ready future once.
+fn futures_now<T>(fut: BoxFuture<'_, T>) -> T {
+    let mut fut = fut;
+    let waker = std::task::Waker::noop();
+    match fut
+        .as_mut()
+        .poll(&mut std::task::Context::from_waker(waker))
+    {
+        std::task::Poll::Ready(v) => v,
+        std::task::Poll::Pending => panic!("the memory store is synchronous"),
+    }
 }
 
 impl CheckpointStore for MemStore {
@@ -21,97 +58,22 @@ impl CheckpointStore for MemStore {
             if self.fail_saves.load(Ordering::SeqCst) {
                 return Err(PrismError::internal("disk on fire"));
             }
-            let mut data = self.data.lock().unwrap();
-            let k = (req.namespace.clone(), req.key.clone());
-            let existing = data.get(&k);
-            if let Some(e) = existing {
-                if e.ownership != req.ownership {
-                    return Err(PrismError::conflict("ownership"));
-                }
-            }
-            let current = existing.map_or(0, |e| e.version);
-            if let Some(exp) = req.expected_version {
-                if exp != current {
-                    return Err(PrismError::conflict("version"));
-                }
-            }
-            let cp = Checkpoint {
-                namespace: req.namespace,
-                key: req.key,
-                version: current + 1,
-                ownership: req.ownership,
-                category: req.category,
-                value: req.value,
-                created_at: existing.map_or_else(|| "now".into(), |e| e.created_at.clone()),
-                updated_at: "now".into(),
-            };
-            data.insert(k, cp.clone());
+            let cp = self.inner.save(req).await?;
             self.saves.fetch_add(1, Ordering::SeqCst);
             Ok(cp)
         })
     }
-    fn load<'a>(
-        &'a self,
-        ns: &'a str,
-        key: &'a str,
-        own: &'a Ownership,
-    ) -> BoxFuture<'a, Result<Option<Checkpoint>>> {
+    fn load<'a>(&'a self, key: &'a CheckpointKey) -> BoxFuture<'a, Result<Option<Checkpoint>>> {
         Box::pin(async move {
             tokio::task::yield_now().await;
-            let data = self.data.lock().unwrap();
-            Ok(data
-                .get(&(ns.to_string(), key.to_string()))
-                .filter(|c| &c.ownership == own)
-                .cloned())
+            self.inner.load(key).await
         })
     }
     fn list(&self, q: ListCheckpoints) -> BoxFuture<'_, Result<Page<Checkpoint>>> {
-        Box::pin(async move {
-            let data = self.data.lock().unwrap();
-            let limit = q.limit.unwrap_or(50) as usize;
-            let items: Vec<Checkpoint> = data
-                .values()
-                .filter(|c| c.namespace == q.namespace)
-                .filter(|c| {
-                    q.prefix
-                        .as_ref()
-                        .is_none_or(|p| c.key.starts_with(p.as_str()))
-                })
-                .filter(|c| q.ownership.as_ref().is_none_or(|o| &c.ownership == o))
-                .filter(|c| {
-                    q.cursor
-                        .as_ref()
-                        .is_none_or(|cur| c.key.as_str() > cur.as_str())
-                })
-                .take(limit + 1)
-                .cloned()
-                .collect();
-            let more = items.len() > limit;
-            let items: Vec<Checkpoint> = items.into_iter().take(limit).collect();
-            let next_cursor = if more {
-                items.last().map(|c| c.key.clone())
-            } else {
-                None
-            };
-            Ok(Page { items, next_cursor })
-        })
+        self.inner.list(q)
     }
-    fn delete<'a>(
-        &'a self,
-        ns: &'a str,
-        key: &'a str,
-        own: &'a Ownership,
-        _e: Option<u64>,
-    ) -> BoxFuture<'a, Result<bool>> {
-        Box::pin(async move {
-            let mut data = self.data.lock().unwrap();
-            let k = (ns.to_string(), key.to_string());
-            if data.get(&k).is_some_and(|c| &c.ownership == own) {
-                data.remove(&k);
-                return Ok(true);
-            }
-            Ok(false)
-        })
+    fn delete<'a>(&'a self, key: &'a CheckpointKey, e: Option<u64>) -> BoxFuture<'a, Result<bool>> {
+        self.inner.delete(key, e)
     }
 }
 
@@ -179,16 +141,11 @@ fn reason(e: PrismError) -> &'static str {
 }
 
 fn snapshot(store: &MemStore) -> String {
-    serde_json::to_string(
-        &store
-            .data
-            .lock()
-            .unwrap()
-            .values()
-            .cloned()
-            .collect::<Vec<_>>(),
-    )
-    .unwrap()
+    serde_json::to_string(&store.all()).unwrap()
+}
+
+fn owner_scope() -> Ownership {
+    serde_json::from_value(owner()).unwrap()
 }
 
 #[tokio::test]
@@ -210,10 +167,14 @@ async fn attach_creates_revision_one_pending_and_is_idempotent_with_id() {
     .unwrap();
     assert_eq!(again, rec, "same id returns the existing record unchanged");
     assert_eq!(store.saves.load(Ordering::SeqCst), 1);
-    let key = ("prism.artifact".to_string(), "thread-1:art_1".to_string());
-    let cp = store.data.lock().unwrap().get(&key).cloned().unwrap();
+    let cp = store.get("thread-1:art_1", &owner_scope()).unwrap();
     assert_eq!(cp.version, 1);
     assert_eq!(cp.category.as_deref(), Some("artifact"));
+    assert_eq!(
+        cp.value["tenantId"], "t1",
+        "ownership is flat on the record"
+    );
+    assert!(cp.value.get("ownership").is_none());
     // Without an id, a fresh one is generated each time.
     let a = run(&svc, "attach", json!({ "ownership": owner(), "threadId": "thread-1", "uri": "https://x", "mime": "m", "hash": "h" })).await.unwrap();
     let b = run(&svc, "attach", json!({ "ownership": owner(), "threadId": "thread-1", "uri": "https://x", "mime": "m", "hash": "h" })).await.unwrap();
@@ -453,16 +414,25 @@ async fn cross_owner_access_is_not_found() {
     .await
     .unwrap();
     assert_eq!(page["items"], json!([]));
-    // Attaching the same id under another owner never touches the existing record.
-    let e = run(&svc, "attach", json!({ "ownership": other, "threadId": "thread-1", "id": "a", "uri": "https://z", "mime": "m", "hash": "h" })).await.unwrap_err();
-    assert_eq!(reason(e), "invalid_id");
     assert_eq!(snapshot(&store), before);
+    // The same id under another owner is another key: its own record, ours untouched.
+    let theirs = run(&svc, "attach", json!({ "ownership": other, "threadId": "thread-1", "id": "a", "uri": "https://z", "mime": "m", "hash": "h" })).await.unwrap();
+    assert_eq!(
+        (theirs["tenantId"].as_str(), theirs.get("userId")),
+        (Some("t2"), None)
+    );
+    let mine = store.get("thread-1:a", &owner_scope()).unwrap();
+    assert_eq!(
+        (mine.version, mine.value["revisions"][0]["uri"].as_str()),
+        (1, Some("https://blob.example/doc"))
+    );
+    assert_eq!(store.all().len(), 2);
 }
 
 #[tokio::test]
 async fn caps_refuse_with_their_reasons_and_change_nothing() {
     let (store, svc) = service_with(
-        json!({ "artifactsPerThread": 2, "revisionsPerArtifact": 2, "citationsPerRevision": 1, "recordBytes": 4000 }),
+        json!({ "artifactsPerThread": 2, "revisionsPerArtifact": 2, "citations": 1, "recordBytes": 4000 }),
         &[],
     );
     attach(&svc, "a").await;
@@ -480,7 +450,12 @@ async fn caps_refuse_with_their_reasons_and_change_nothing() {
             with("uri", json!(format!("https://x/{}", "u".repeat(2048)))),
             "uri_too_large",
         ),
-        (with("note", json!("n".repeat(1025))), "note_too_large"),
+        (
+            with("changeNote", json!("n".repeat(1025))),
+            "note_too_large",
+        ),
+        (with("producerRunId", json!("run 1")), "invalid_id"),
+        (with("producerRunId", json!(":run")), "invalid_id"),
         (with("title", json!("t".repeat(257))), "title_too_large"),
         (
             with("preview", json!({ "x": "p".repeat(16 * 1024) })),
@@ -558,17 +533,9 @@ async fn conflicts_are_retryable_and_a_throw_before_commit_persists_nothing() {
     assert_eq!(e.message, ABORTED);
     assert_eq!(snapshot(&store), before);
     // A stale CAS write is a conflict.
-    let rec = Record {
-        ..serde_json::from_value(attach(&svc, "a").await).unwrap()
-    };
+    let rec = Record::from_stored(attach(&svc, "a").await).unwrap();
     let e = svc
-        .save(
-            &rec,
-            rec.to_value(),
-            &serde_json::from_value(owner()).unwrap(),
-            7,
-            &AbortFlag::new(),
-        )
+        .save(&rec, rec.to_value(), &owner_scope(), 7, &AbortFlag::new())
         .await
         .unwrap_err();
     assert_eq!(reason(e), "conflict");
@@ -636,7 +603,7 @@ async fn secrets_never_reach_the_store_results_or_events() {
             "attach",
             json!({ "ownership": owner(), "identity": { "tenantId": "t1", "principal": { "kind": "user", "id": "hunter2" }, "scopes": [], "issuedAt": 0, "verified": true },
                     "threadId": "thread-1", "id": "a", "uri": "https://x/?token=sk-live-SECRET", "mime": "m", "hash": "h",
-                    "note": "pw hunter2", "preview": { "sk-live-SECRET": ["hunter2", { "deep": "sk-live-SECRET" }] },
+                    "changeNote": "pw hunter2", "preview": { "sk-live-SECRET": ["hunter2", { "deep": "sk-live-SECRET" }] },
                     "citations": [{ "uri": "https://c", "excerpt": "hunter2" }] }),
             &AbortFlag::new(),
         )
@@ -696,13 +663,7 @@ async fn delivery_link_defaults_to_last_validated_else_latest() {
     run(&svc, "approve", json!({ "ownership": owner(), "threadId": "thread-1", "artifactId": "a", "version": 1, "reviewer": "user:r" })).await.unwrap();
     let d = run(&svc, "deliveryLink", q.clone()).await.unwrap();
     assert_eq!(d["token"]["version"], 1);
-    let t = link::verify(
-        d["link"].as_str().unwrap(),
-        SECRET,
-        time::now_ms(),
-        svc.limits(),
-    )
-    .unwrap();
+    let t = link::verify(d["link"].as_str().unwrap(), SECRET, 4096, time::now_ms()).unwrap();
     assert_eq!(
         (t.version, t.artifact_id.as_str(), t.thread_id.as_str()),
         (1, "a", "thread-1")
@@ -714,15 +675,17 @@ async fn delivery_link_defaults_to_last_validated_else_latest() {
     explicit["ttlSeconds"] = json!(60);
     let d = run(&svc, "deliveryLink", explicit.clone()).await.unwrap();
     assert_eq!(d["token"]["version"], 2);
-    explicit["ttlSeconds"] = json!(301);
-    assert_eq!(
-        reason(
-            run(&svc, "deliveryLink", explicit.clone())
-                .await
-                .unwrap_err()
-        ),
-        "invalid_input"
-    );
+    for over in [json!(301), json!(0), json!(1.5), json!("60")] {
+        explicit["ttlSeconds"] = over.clone();
+        let e = run(&svc, "deliveryLink", explicit.clone())
+            .await
+            .unwrap_err();
+        assert_eq!(
+            e.kind,
+            ErrorKind::Range,
+            "{over}: a RangeError, as the reference"
+        );
+    }
     explicit["ttlSeconds"] = json!(60);
     explicit["version"] = json!(5);
     assert_eq!(
@@ -733,7 +696,7 @@ async fn delivery_link_defaults_to_last_validated_else_latest() {
 
 #[tokio::test]
 async fn list_pages_are_thread_and_owner_scoped() {
-    let (_, svc) = service_with(json!({ "listPageSize": 2 }), &[]);
+    let (_, svc) = service_with(json!({ "listPageLimit": 2 }), &[]);
     for id in ["a", "b", "c"] {
         attach(&svc, id).await;
     }
@@ -799,10 +762,10 @@ async fn bad_input_is_a_typed_error_and_changes_nothing() {
                 "size",
                 "title",
                 "kind",
-                "note",
+                "changeNote",
                 "preview",
                 "citations",
-                "producer",
+                "producerRunId",
             ],
         ),
         (
@@ -821,10 +784,10 @@ async fn bad_input_is_a_typed_error_and_changes_nothing() {
                 "mime",
                 "size",
                 "title",
-                "note",
+                "changeNote",
                 "preview",
                 "citations",
-                "producer",
+                "producerRunId",
             ],
         ),
         (
@@ -874,8 +837,10 @@ async fn bad_input_is_a_typed_error_and_changes_nothing() {
                 let e = run(&svc, op, q)
                     .await
                     .expect_err(&format!("{op}.{field} = {bad:.40}"));
+                // A ttlSeconds out of range is the reference's RangeError.
+                let range_ok = *field == "ttlSeconds" && e.kind == ErrorKind::Range;
                 assert!(
-                    matches!(e.kind, ErrorKind::Artifact(_)),
+                    matches!(e.kind, ErrorKind::Artifact(_)) || range_ok,
                     "{op}.{field}: {e:?}"
                 );
             }
@@ -919,7 +884,7 @@ async fn records_with_the_deepest_accepted_preview_pass_the_pure_functions() {
     .await
     .unwrap();
     let state = crate::artifacts::api::approval_state(&rec).unwrap();
-    assert_eq!(state["state"], "pending");
+    assert_eq!(state, "pending");
     assert!(!crate::artifacts::api::evidence_intact(&rec, &Value::Null).unwrap());
 }
 
@@ -947,11 +912,223 @@ async fn racing_attaches_never_leave_a_thread_over_its_cap() {
             Err(e) => assert_eq!(reason(e), "too_many_artifacts"),
         }
     }
-    let stored = store.data.lock().unwrap().len();
+    let stored = store.inner.len();
     assert!(stored <= 3, "{stored} artifacts stored over a cap of 3");
     assert_eq!(
         stored, ok,
         "every success is stored, every refusal left nothing"
     );
     assert!(ok >= 1);
+}
+
+#[tokio::test]
+async fn a_record_written_by_the_reference_service_loads_and_works() {
+    let (store, svc) = service();
+    // Exactly what @arnilo/prism-server's service stores: ownership flat, no state,
+    // latestVersion or evidenceDigest, citations { uri, title?, kind? }.
+    let value = json!({
+        "id": "ref-1", "threadId": "thread-1", "tenantId": "t1", "userId": "u1", "title": "Doc",
+        "revisions": [
+            { "version": 1, "uri": "https://blob.example/v1", "mime": "text/markdown", "hash": "sha256:a",
+              "size": 10, "changeNote": "first", "producerRunId": "run-1",
+              "citations": [{ "uri": "https://wiki.example/p", "title": "P", "kind": "web" }],
+              "createdAt": "2026-01-01T00:00:00.000Z" },
+            { "version": 2, "uri": "https://blob.example/v2", "mime": "text/markdown", "hash": "sha256:b",
+              "createdAt": "2026-01-02T00:00:00.000Z" }
+        ],
+        "approvals": [{ "version": 1, "state": "approved", "reviewer": "user:u1", "decidedAt": "2026-01-01T01:00:00.000Z" }],
+        "lastValidatedVersion": 1,
+        "createdAt": "2026-01-01T00:00:00.000Z", "updatedAt": "2026-01-02T00:00:00.000Z"
+    });
+    let mut save =
+        crate::store::conformance::save(NAMESPACE, "thread-1:ref-1", &owner_scope(), 3, value);
+    save.category = Some("artifact".into());
+    store.inner.save(save).await.unwrap();
+    let q = json!({ "ownership": owner(), "threadId": "thread-1", "artifactId": "ref-1" });
+    let rec = run(&svc, "get", q.clone()).await.unwrap();
+    assert_eq!(
+        (rec["state"].as_str(), rec["latestVersion"].as_u64()),
+        (Some("pending"), Some(2))
+    );
+    assert_eq!(rec["revisions"][0]["changeNote"], "first");
+    assert_eq!(
+        run(&svc, "lastValidated", q.clone()).await.unwrap()["version"],
+        1
+    );
+    let mut approve = q.clone();
+    approve["version"] = json!(2);
+    approve["reviewer"] = json!("user:r");
+    let rec = run(&svc, "approve", approve).await.unwrap();
+    assert_eq!(
+        (rec["state"].as_str(), rec["lastValidatedVersion"].as_u64()),
+        (Some("approved"), Some(2))
+    );
+    let cp = store.get("thread-1:ref-1", &owner_scope()).unwrap();
+    assert_eq!(
+        cp.version, 4,
+        "the service continues the reference's checkpoint versions"
+    );
+    assert_eq!(cp.value["revisions"][0]["citations"][0]["kind"], "web");
+    let page = run(
+        &svc,
+        "list",
+        json!({ "ownership": owner(), "threadId": "thread-1" }),
+    )
+    .await
+    .unwrap();
+    assert_eq!(page["items"][0]["id"], "ref-1");
+}
+
+#[tokio::test]
+async fn decision_events_have_the_reference_shape() {
+    let (_, svc) = service();
+    let attached = svc
+        .call(
+            "attach",
+            json!({ "ownership": owner(), "identity": identity(), "threadId": "thread-1", "id": "a",
+                    "uri": "https://x", "mime": "m", "hash": "h" }),
+            &AbortFlag::new(),
+        )
+        .await
+        .unwrap()
+        .event
+        .unwrap();
+    let keys = |e: &Value| e.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    assert_eq!(
+        keys(&attached),
+        [
+            "type",
+            "artifactId",
+            "threadId",
+            "version",
+            "actor",
+            "timestamp",
+            "tenantId",
+            "userId"
+        ]
+    );
+    assert!(time::parse_iso(attached["timestamp"].as_str().unwrap()).is_some());
+    let approved = svc
+        .call(
+            "approve",
+            json!({ "ownership": owner(), "threadId": "thread-1", "artifactId": "a", "version": 1, "reviewer": "user:r" }),
+            &AbortFlag::new(),
+        )
+        .await
+        .unwrap()
+        .event
+        .unwrap();
+    assert_eq!(
+        keys(&approved),
+        [
+            "type",
+            "artifactId",
+            "threadId",
+            "version",
+            "reviewer",
+            "timestamp",
+            "tenantId",
+            "userId",
+            "state"
+        ]
+    );
+    assert_eq!(
+        (approved["type"].as_str(), approved["reviewer"].as_str()),
+        (Some("artifact_approved"), Some("user:r"))
+    );
+}
+
+/// A store with the reference's semantics: one key space per `(namespace, key)`, and
+/// another owner's key rejected with a conflict (as `@arnilo/prism`'s stores do).
+#[derive(Default)]
+struct OneKeySpace(std::sync::Mutex<std::collections::BTreeMap<(String, String), Checkpoint>>);
+
+impl OneKeySpace {
+    fn check(&self, ns: &str, key: &str, owner: &Ownership) -> Result<Option<Checkpoint>> {
+        let data = self.0.lock().unwrap();
+        match data.get(&(ns.to_string(), key.to_string())) {
+            Some(cp) if cp.owner != *owner => {
+                Err(PrismError::conflict("Checkpoint ownership mismatch"))
+            }
+            other => Ok(other.cloned()),
+        }
+    }
+}
+
+impl CheckpointStore for OneKeySpace {
+    fn save(&self, req: SaveCheckpoint) -> BoxFuture<'_, Result<Checkpoint>> {
+        Box::pin(async move {
+            let existing = self.check(&req.namespace, &req.key, &req.owner)?;
+            let id = (req.namespace.clone(), req.key.clone());
+            let cp = req.apply(existing.as_ref(), "now")?;
+            self.0.lock().unwrap().insert(id, cp.clone());
+            Ok(cp)
+        })
+    }
+    fn load<'a>(&'a self, k: &'a CheckpointKey) -> BoxFuture<'a, Result<Option<Checkpoint>>> {
+        Box::pin(async move { self.check(&k.namespace, &k.key, &k.owner) })
+    }
+    fn list(&self, q: ListCheckpoints) -> BoxFuture<'_, Result<Page<Checkpoint>>> {
+        let mut q = q;
+        q.exact_owner = false;
+        let items = self
+            .0
+            .lock()
+            .unwrap()
+            .values()
+            .filter(|c| c.selected_by(&q))
+            .cloned()
+            .collect();
+        Box::pin(async move {
+            Ok(Page {
+                items,
+                next_cursor: None,
+            })
+        })
+    }
+    fn delete<'a>(&'a self, k: &'a CheckpointKey, _e: Option<u64>) -> BoxFuture<'a, Result<bool>> {
+        Box::pin(async move {
+            self.check(&k.namespace, &k.key, &k.owner)?;
+            Ok(self
+                .0
+                .lock()
+                .unwrap()
+                .remove(&(k.namespace.clone(), k.key.clone()))
+                .is_some())
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_cross_owner_collision_in_one_key_space_is_answered_as_not_found() {
+    let svc = ArtifactService::new(
+        Arc::new(OneKeySpace::default()),
+        Arc::new(SecretRedactor::none()),
+        ServiceConfig {
+            link_secret: SECRET.to_vec(),
+            limits: ArtifactLimits::defaults(),
+        },
+    );
+    attach(&svc, "taken").await;
+    let other = json!({ "tenantId": "t2" });
+    let claim = json!({ "ownership": other, "threadId": "thread-1", "id": "taken", "uri": "https://z", "mime": "m", "hash": "h" });
+    let taken = run(&svc, "attach", claim).await.unwrap_err();
+    let missing = run(
+        &svc,
+        "get",
+        json!({ "ownership": other, "threadId": "thread-1", "artifactId": "taken" }),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(
+        (reason(taken.clone()), reason(missing.clone())),
+        ("not_found", "not_found")
+    );
+    assert_eq!(
+        taken.message, missing.message,
+        "indistinguishable from a missing artifact"
+    );
+    // A free id under the other owner still attaches.
+    let free = json!({ "ownership": other, "threadId": "thread-1", "id": "free", "uri": "https://z", "mime": "m", "hash": "h" });
+    assert_eq!(run(&svc, "attach", free).await.unwrap()["tenantId"], "t2");
 }

@@ -1,0 +1,554 @@
+//! The checkpoint shapes of the `CheckpointStore` contract (`@arnilo/prism`'s
+//! `CheckpointKey`, `CheckpointSaveInput`, `CheckpointRecord`, `CheckpointQuery`,
+//! `PersistencePage`), their field rules, and the owner key native stores scope by.
+//!
+//! Which error a rule breaks into (all stores, the same as the reference's stores where
+//! it has the rule):
+//! - `CheckpointConflictError`: an empty namespace or key, a `version` that is not a
+//!   positive safe integer, an `expectedVersion`/`fencingToken` that is not a
+//!   non-negative safe integer, a value that is missing, a cursor the store never issued;
+//! - `RangeError`: a field over its byte bound (namespace, key, category, owner member,
+//!   metadata, value), too many categories;
+//! - `TypeError`: a wrong JSON type, an unknown field, a NUL character.
+
+use crate::error::{PrismError, Result};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// Largest namespace, in UTF-8 bytes.
+pub const MAX_NAMESPACE_BYTES: usize = 256;
+/// Largest key (and key prefix), in UTF-8 bytes.
+pub const MAX_KEY_BYTES: usize = 1024;
+/// Largest category, in UTF-8 bytes.
+pub const MAX_CATEGORY_BYTES: usize = 256;
+/// Most categories one query filters by.
+pub const MAX_CATEGORIES: usize = 64;
+/// Largest ownership member (`tenantId`, `accountId`, `userId`), in UTF-8 bytes.
+pub const MAX_OWNER_BYTES: usize = 512;
+/// Largest metadata object (its JSON text), in bytes.
+pub const MAX_METADATA_BYTES: usize = 64 * 1024;
+/// Largest cursor text accepted.
+pub const MAX_CURSOR_BYTES: usize = 4096;
+/// Hard cap of a checkpoint value (its JSON text), for every store: 16 MiB.
+pub const VALUE_BYTES_HARD: usize = 16 * 1024 * 1024;
+/// Hard cap of a listing page.
+pub const PAGE_SIZE_HARD: u32 = 1000;
+/// Page size when `limit` is absent.
+pub const PAGE_SIZE_DEFAULT: u32 = 100;
+/// Largest page of the SQLite and PostgreSQL stores (a larger `limit` gives this many).
+pub const PAGE_SIZE_SQL: u32 = 500;
+/// 2^53 - 1: versions and fencing tokens stay exact JavaScript numbers.
+pub const MAX_SAFE_INTEGER: u64 = 9_007_199_254_740_991;
+
+/// `OwnershipScope`: who a checkpoint belongs to. Native stores scope every key by all
+/// three members (absent and present-but-empty are different owners).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Ownership {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tenant_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub account_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<String>,
+}
+
+impl Ownership {
+    /// The members with their wire names.
+    pub fn members(&self) -> [(&'static str, Option<&str>); 3] {
+        [
+            ("tenantId", self.tenant_id.as_deref()),
+            ("accountId", self.account_id.as_deref()),
+            ("userId", self.user_id.as_deref()),
+        ]
+    }
+
+    /// No member at all (the unowned scope).
+    pub fn is_unowned(&self) -> bool {
+        self.members().iter().all(|(_, m)| m.is_none())
+    }
+
+    /// At least one member is a non-empty string (what the artifact service requires).
+    pub fn has_owner(&self) -> bool {
+        self.members()
+            .iter()
+            .any(|(_, m)| m.is_some_and(|s| !s.is_empty()))
+    }
+
+    /// The text native stores key by: the JSON object of the present members, in
+    /// `tenantId, accountId, userId` order (`{}` for the unowned scope).
+    pub fn owner_key(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|_| "{}".into())
+    }
+
+    /// `filter` as a listing filter: every member it names must be equal here; with
+    /// `exact`, the members it leaves out must be absent here too.
+    pub fn matches(&self, filter: &Ownership, exact: bool) -> bool {
+        self.members()
+            .iter()
+            .zip(filter.members())
+            .all(|((_, mine), (_, wanted))| match wanted {
+                Some(w) => *mine == Some(w),
+                None => !exact || mine.is_none(),
+            })
+    }
+
+    /// Add the present members to a JSON object (the flat spread of the reference).
+    pub fn spread_into(&self, obj: &mut Map<String, Value>) {
+        for (name, m) in self.members() {
+            if let Some(s) = m {
+                obj.insert(name.into(), Value::String(s.to_string()));
+            }
+        }
+    }
+}
+
+/// Where a store call came from: the artifact service hands its caller's `AbortSignal`
+/// to a host store as `signal`; native stores ignore it (the service checks the abort
+/// flag between calls).
+pub type SignalRef = Option<u32>;
+
+/// `CheckpointRecord`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Checkpoint {
+    pub namespace: String,
+    pub key: String,
+    pub version: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fencing_token: Option<u64>,
+    pub value: Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
+    #[serde(flatten)]
+    pub owner: Ownership,
+    /// ISO-8601 UTC.
+    pub created_at: String,
+    /// ISO-8601 UTC.
+    pub updated_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Map<String, Value>>,
+}
+
+/// `CheckpointSaveInput`: an optimistic write with a caller-assigned version.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SaveCheckpoint {
+    pub namespace: String,
+    pub key: String,
+    pub owner: Ownership,
+    /// Must be greater than the stored version.
+    pub version: u64,
+    /// `Some(0)`: create only; `Some(n)`: the stored version must be `n`.
+    pub expected_version: Option<u64>,
+    /// A stored fencing token refuses writes with an absent or lower token.
+    pub fencing_token: Option<u64>,
+    pub value: Value,
+    pub category: Option<String>,
+    pub metadata: Option<Map<String, Value>>,
+    pub signal: SignalRef,
+}
+
+/// `CheckpointKey`: what `loadCheckpoint` and `deleteCheckpoint` address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckpointKey {
+    pub namespace: String,
+    pub key: String,
+    pub owner: Ownership,
+    pub signal: SignalRef,
+}
+
+/// Listing order: by `(namespace, key, owner)`, ascending or descending.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Order {
+    #[default]
+    Asc,
+    Desc,
+}
+
+/// `CheckpointQuery`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ListCheckpoints {
+    pub namespace: Option<String>,
+    pub key_prefix: Option<String>,
+    /// `Some(set)`: only checkpoints whose category is in the set (an empty set matches
+    /// nothing).
+    pub categories: Option<Vec<String>>,
+    /// Members to match (absent members match anything unless `exact_owner`).
+    pub owner: Ownership,
+    /// Internal (the artifact service): the owner must be exactly `owner`.
+    pub exact_owner: bool,
+    pub cursor: Option<String>,
+    pub limit: Option<u32>,
+    pub order: Order,
+    pub signal: SignalRef,
+}
+
+/// `PersistencePage<T>`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Page<T> {
+    pub items: Vec<T>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+impl Checkpoint {
+    /// True when `self` is what `query` selects (every store's filter, in one place).
+    pub fn selected_by(&self, q: &ListCheckpoints) -> bool {
+        q.namespace.as_ref().is_none_or(|n| *n == self.namespace)
+            && q.key_prefix
+                .as_ref()
+                .is_none_or(|p| self.key.starts_with(p.as_str()))
+            && q.categories.as_ref().is_none_or(|set| {
+                self.category
+                    .as_ref()
+                    .is_some_and(|c| set.iter().any(|s| s == c))
+            })
+            && self.owner.matches(&q.owner, q.exact_owner)
+    }
+}
+
+/// `CheckpointConflictError` for a refused input.
+pub fn conflict(message: impl Into<String>) -> PrismError {
+    PrismError::conflict(message)
+}
+
+fn check_text(name: &str, s: &str, max: usize, allow_empty: bool) -> Result<()> {
+    if !allow_empty && s.is_empty() {
+        return Err(conflict("Checkpoint namespace and key are required"));
+    }
+    if s.len() > max {
+        return Err(PrismError::range(format!(
+            "{name} is {} bytes, more than {max}",
+            s.len()
+        )));
+    }
+    if s.contains('\0') {
+        return Err(PrismError::type_error(format!(
+            "{name} must not contain NUL characters"
+        )));
+    }
+    Ok(())
+}
+
+fn check_owner(o: &Ownership) -> Result<()> {
+    for (name, m) in o.members() {
+        if let Some(s) = m {
+            check_text(name, s, MAX_OWNER_BYTES, true)?;
+        }
+    }
+    Ok(())
+}
+
+fn check_namespace_key(namespace: &str, key: &str) -> Result<()> {
+    check_text("namespace", namespace, MAX_NAMESPACE_BYTES, false)?;
+    check_text("key", key, MAX_KEY_BYTES, false)
+}
+
+/// A version: a positive safe integer.
+pub fn check_version(v: u64) -> Result<()> {
+    if v == 0 || v > MAX_SAFE_INTEGER {
+        return Err(conflict(
+            "Checkpoint version must be a positive safe integer",
+        ));
+    }
+    Ok(())
+}
+
+impl SaveCheckpoint {
+    /// Field rules; the value cap is each store's.
+    pub fn validate(&self) -> Result<()> {
+        check_namespace_key(&self.namespace, &self.key)?;
+        check_owner(&self.owner)?;
+        check_version(self.version)?;
+        if self.expected_version.is_some_and(|v| v > MAX_SAFE_INTEGER) {
+            return Err(conflict(
+                "Checkpoint expectedVersion must be a non-negative safe integer",
+            ));
+        }
+        if self.fencing_token.is_some_and(|v| v > MAX_SAFE_INTEGER) {
+            return Err(conflict(
+                "Checkpoint fencingToken must be a non-negative safe integer",
+            ));
+        }
+        if let Some(c) = &self.category {
+            check_text("category", c, MAX_CATEGORY_BYTES, true)?;
+        }
+        if let Some(m) = &self.metadata {
+            let n = serde_json::to_string(m).map_or(usize::MAX, |s| s.len());
+            if n > MAX_METADATA_BYTES {
+                return Err(PrismError::range(format!(
+                    "Checkpoint metadata is {n} bytes, more than {MAX_METADATA_BYTES}"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The record this save writes over `existing` (`None`: a new key), at `now`, or the
+    /// conflict that refuses it: the compare-and-swap, version and fencing rules of the
+    /// reference, in its order.
+    pub fn apply(self, existing: Option<&Checkpoint>, now: &str) -> Result<Checkpoint> {
+        let current = existing.map_or(0, |c| c.version);
+        if let Some(expected) = self.expected_version {
+            if expected != current {
+                return Err(conflict(format!(
+                    "Checkpoint compare-and-swap failed (expected {expected}, current {current})"
+                )));
+            }
+        }
+        if let Some(e) = existing {
+            if self.version <= e.version {
+                return Err(conflict(format!(
+                    "Stale checkpoint version {} (current {})",
+                    self.version, e.version
+                )));
+            }
+            if let Some(fence) = e.fencing_token {
+                if self.fencing_token.is_none_or(|f| f < fence) {
+                    return Err(stale_fence(self.fencing_token, fence));
+                }
+            }
+        }
+        Ok(Checkpoint {
+            namespace: self.namespace,
+            key: self.key,
+            version: self.version,
+            fencing_token: self.fencing_token,
+            value: self.value,
+            category: self.category,
+            owner: self.owner,
+            created_at: existing.map_or_else(|| now.to_string(), |e| e.created_at.clone()),
+            updated_at: now.to_string(),
+            metadata: self.metadata,
+        })
+    }
+}
+
+/// The conflict of a write whose fencing token is absent or below the stored one.
+pub fn stale_fence(given: Option<u64>, current: u64) -> PrismError {
+    let given = given.map_or_else(|| "missing".to_string(), |f| f.to_string());
+    conflict(format!(
+        "Stale checkpoint fencing token {given} (current {current})"
+    ))
+}
+
+impl CheckpointKey {
+    pub fn new(namespace: &str, key: &str, owner: &Ownership) -> Self {
+        Self {
+            namespace: namespace.to_string(),
+            key: key.to_string(),
+            owner: owner.clone(),
+            signal: None,
+        }
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        check_namespace_key(&self.namespace, &self.key)?;
+        check_owner(&self.owner)
+    }
+}
+
+impl ListCheckpoints {
+    pub fn validate(&self) -> Result<()> {
+        if let Some(n) = &self.namespace {
+            check_text("namespace", n, MAX_NAMESPACE_BYTES, true)?;
+        }
+        if let Some(p) = &self.key_prefix {
+            check_text("keyPrefix", p, MAX_KEY_BYTES, true)?;
+        }
+        if let Some(set) = &self.categories {
+            if set.len() > MAX_CATEGORIES {
+                return Err(PrismError::range(format!(
+                    "category lists at most {MAX_CATEGORIES} categories"
+                )));
+            }
+            for c in set {
+                check_text("category", c, MAX_CATEGORY_BYTES, true)?;
+            }
+        }
+        check_owner(&self.owner)?;
+        if let Some(c) = &self.cursor {
+            if c.is_empty() || c.len() > MAX_CURSOR_BYTES {
+                return Err(conflict("Invalid checkpoint cursor"));
+            }
+        }
+        Ok(())
+    }
+
+    /// The page size: `limit` within `1..=max` (`max` when absent or larger, 1 when 0),
+    /// as the reference's stores clamp it.
+    pub fn page_size(&self, max: u32) -> u32 {
+        self.limit.unwrap_or(PAGE_SIZE_DEFAULT).clamp(1, max.max(1))
+    }
+}
+
+/// JSON byte length of a value.
+pub fn value_bytes(value: &Value) -> usize {
+    serde_json::to_string(value).map_or(usize::MAX, |s| s.len())
+}
+
+/// A value over `max` bytes: `RangeError`, as the reference's memory store.
+pub fn value_too_large(bytes: usize, max: usize) -> PrismError {
+    PrismError::range(format!(
+        "Checkpoint value is {bytes} bytes, more than maxValueBytes ({max})"
+    ))
+}
+
+/// Now as ISO-8601 UTC with milliseconds (`2026-07-25T04:10:00.000Z`).
+pub fn now_iso8601() -> String {
+    crate::artifacts::time::format_iso(crate::artifacts::time::now_ms())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn owner(t: Option<&str>, a: Option<&str>, u: Option<&str>) -> Ownership {
+        Ownership {
+            tenant_id: t.map(Into::into),
+            account_id: a.map(Into::into),
+            user_id: u.map(Into::into),
+        }
+    }
+
+    #[test]
+    fn owner_keys_tell_every_scope_apart() {
+        let scopes = [
+            owner(None, None, None),
+            owner(Some(""), None, None),
+            owner(Some("t"), None, None),
+            owner(None, Some("t"), None),
+            owner(Some("t"), None, Some("u")),
+            owner(Some("t"), Some("a"), Some("u")),
+        ];
+        let keys: std::collections::BTreeSet<_> = scopes.iter().map(Ownership::owner_key).collect();
+        assert_eq!(keys.len(), scopes.len());
+        assert_eq!(owner(None, None, None).owner_key(), "{}");
+        assert_eq!(
+            owner(Some("t"), None, Some("u")).owner_key(),
+            r#"{"tenantId":"t","userId":"u"}"#
+        );
+    }
+
+    #[test]
+    fn filters_match_named_members_and_exact_needs_the_rest_absent() {
+        let rec = owner(Some("t"), Some("a"), Some("u"));
+        assert!(rec.matches(&owner(Some("t"), None, None), false));
+        assert!(rec.matches(&Ownership::default(), false));
+        assert!(!rec.matches(&owner(Some("t"), None, Some("x")), false));
+        assert!(!rec.matches(&owner(Some("t"), None, Some("u")), true));
+        assert!(rec.matches(&rec, true));
+    }
+
+    #[test]
+    fn records_serialize_in_the_reference_shape() {
+        let cp = Checkpoint {
+            namespace: "n".into(),
+            key: "k".into(),
+            version: 3,
+            fencing_token: Some(2),
+            value: json!({ "a": 1 }),
+            category: Some("c".into()),
+            owner: owner(Some("t"), None, Some("u")),
+            created_at: "c".into(),
+            updated_at: "u".into(),
+            metadata: Some(json!({ "m": true }).as_object().unwrap().clone()),
+        };
+        assert_eq!(
+            serde_json::to_string(&cp).unwrap(),
+            r#"{"namespace":"n","key":"k","version":3,"fencingToken":2,"value":{"a":1},"category":"c","tenantId":"t","userId":"u","createdAt":"c","updatedAt":"u","metadata":{"m":true}}"#
+        );
+    }
+
+    fn save(version: u64, expected: Option<u64>, fence: Option<u64>) -> SaveCheckpoint {
+        SaveCheckpoint {
+            namespace: "n".into(),
+            key: "k".into(),
+            owner: Ownership::default(),
+            version,
+            expected_version: expected,
+            fencing_token: fence,
+            value: json!(version),
+            category: None,
+            metadata: None,
+            signal: None,
+        }
+    }
+
+    #[test]
+    fn apply_follows_the_cas_version_and_fencing_rules() {
+        let first = save(1, Some(0), Some(2)).apply(None, "t0").unwrap();
+        assert_eq!((first.version, first.created_at.as_str()), (1, "t0"));
+        let is_conflict = |r: Result<Checkpoint>| matches!(r, Err(e) if e.kind == crate::error::ErrorKind::CheckpointConflict);
+        assert!(is_conflict(
+            save(2, Some(0), Some(2)).apply(Some(&first), "t1")
+        ));
+        assert!(is_conflict(
+            save(1, None, Some(2)).apply(Some(&first), "t1")
+        ));
+        assert!(is_conflict(
+            save(2, Some(1), Some(1)).apply(Some(&first), "t1")
+        ));
+        assert!(is_conflict(
+            save(2, Some(1), None).apply(Some(&first), "t1")
+        ));
+        assert!(is_conflict(save(5, Some(3), None).apply(None, "t1")));
+        let next = save(7, Some(1), Some(3)).apply(Some(&first), "t1").unwrap();
+        assert_eq!(
+            (
+                next.version,
+                next.created_at.as_str(),
+                next.updated_at.as_str()
+            ),
+            (7, "t0", "t1")
+        );
+        // No stored fence: any token (or none) may write.
+        let unfenced = save(1, None, None).apply(None, "t0").unwrap();
+        assert!(save(2, None, None).apply(Some(&unfenced), "t1").is_ok());
+    }
+
+    #[test]
+    fn input_rules_name_their_error_class() {
+        use crate::error::ErrorKind::*;
+        let kind = |r: Result<()>| r.unwrap_err().kind;
+        let mut s = save(1, None, None);
+        s.namespace = String::new();
+        assert_eq!(kind(s.validate()), CheckpointConflict);
+        assert_eq!(kind(save(0, None, None).validate()), CheckpointConflict);
+        assert_eq!(
+            kind(save(MAX_SAFE_INTEGER + 1, None, None).validate()),
+            CheckpointConflict
+        );
+        let mut s = save(1, None, None);
+        s.key = "k".repeat(MAX_KEY_BYTES + 1);
+        assert_eq!(kind(s.validate()), Range);
+        let mut s = save(1, None, None);
+        s.key = "a\0b".into();
+        assert_eq!(kind(s.validate()), Type);
+        let q = ListCheckpoints {
+            categories: Some(vec!["c".into(); MAX_CATEGORIES + 1]),
+            ..Default::default()
+        };
+        assert_eq!(kind(q.validate()), Range);
+        let q = ListCheckpoints {
+            cursor: Some(String::new()),
+            ..Default::default()
+        };
+        assert_eq!(kind(q.validate()), CheckpointConflict);
+    }
+
+    #[test]
+    fn page_size_clamps_like_the_reference() {
+        let q = |limit| ListCheckpoints {
+            limit,
+            ..Default::default()
+        };
+        assert_eq!(q(None).page_size(500), 100);
+        assert_eq!(q(Some(0)).page_size(500), 1);
+        assert_eq!(q(Some(9999)).page_size(500), 500);
+        assert_eq!(q(None).page_size(2), 2);
+    }
+}

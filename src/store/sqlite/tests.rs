@@ -1,0 +1,402 @@
+//! SQLite store tests: conformance, migrations of earlier layouts, locking, close.
+
+use super::*;
+use crate::store::conformance::{cas, key};
+use serde_json::json;
+
+/// Two processes opening a new file together: while another connection holds the
+/// write lock of the still rollback-mode file, the WAL switch waits (up to the busy
+/// timeout) instead of failing at once with SQLITE_BUSY.
+#[test]
+fn opening_waits_for_a_concurrent_writer_of_a_new_file() {
+    let (_dir, opts) = temp_db();
+    let mut other = Connection::open(&opts.filename).unwrap();
+    other
+        .execute_batch("CREATE TABLE other_setup (x INTEGER)")
+        .unwrap();
+    let tx = other
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .unwrap();
+    tx.execute("INSERT INTO other_setup VALUES (1)", [])
+        .unwrap();
+    let (locked_tx, locked_rx) = std::sync::mpsc::channel();
+    let opener = std::thread::spawn(move || {
+        locked_rx.recv().unwrap();
+        open(&opts).map(|c| {
+            c.query_row("PRAGMA journal_mode", [], |r| r.get::<_, String>(0))
+                .unwrap()
+        })
+    });
+    locked_tx.send(()).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    tx.commit().unwrap();
+    drop(other);
+    assert_eq!(opener.join().unwrap().unwrap(), "wal");
+
+    // With the lock held past the busy timeout, it is still a (retryable) conflict.
+    let (_dir2, opts2) = temp_db();
+    let opts2 = SqliteOptions::new(&opts2.filename, Some(200)).unwrap();
+    let mut holder = Connection::open(&opts2.filename).unwrap();
+    holder.execute_batch("CREATE TABLE t (x INTEGER)").unwrap();
+    let held = holder
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .unwrap();
+    let started = std::time::Instant::now();
+    let e = open(&opts2).err().unwrap();
+    assert_eq!(e.kind, crate::error::ErrorKind::CheckpointConflict, "{e}");
+    assert!(started.elapsed() >= Duration::from_millis(200));
+    held.rollback().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_of_a_database_busy_past_the_timeout_is_a_backend_error_not_a_conflict() {
+    let (_dir, opts) = temp_db();
+    let opts = SqliteOptions::new(&opts.filename, Some(200)).unwrap();
+    let mut holder = Connection::open(&opts.filename).unwrap();
+    holder.execute_batch("CREATE TABLE t (x INTEGER)").unwrap();
+    let held = holder
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .unwrap();
+    let p = SqlitePersistence::new(opts);
+    let owner = Ownership {
+        tenant_id: Some("t".into()),
+        ..Ownership::default()
+    };
+    let e = p
+        .checkpoints()
+        .load(&key("ns", "k", &owner))
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Internal, "{e}");
+    let e = p
+        .checkpoints()
+        .list(ListCheckpoints {
+            namespace: Some("ns".into()),
+            ..ListCheckpoints::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Internal, "{e}");
+    held.rollback().unwrap();
+    assert_eq!(
+        p.checkpoints().load(&key("ns", "k", &owner)).await.unwrap(),
+        None
+    );
+}
+
+fn temp_db() -> (tempfile::TempDir, SqliteOptions) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("t.db");
+    let opts = SqliteOptions::new(file.to_str().unwrap(), None).unwrap();
+    (dir, opts)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance() {
+    let (_dir, opts) = temp_db();
+    let p = SqlitePersistence::new(opts);
+    super::super::conformance::run(&*p.checkpoints()).await;
+    assert_eq!(
+        p.query_strings("PRAGMA integrity_check".into())
+            .await
+            .unwrap(),
+        ["ok"]
+    );
+    assert_eq!(
+        p.query_strings("PRAGMA journal_mode".into()).await.unwrap(),
+        ["wal"]
+    );
+    p.close().await.unwrap();
+}
+
+fn owner() -> Ownership {
+    Ownership {
+        account_id: Some("a".into()),
+        ..Default::default()
+    }
+}
+
+fn save(k: &str, expected: Option<u64>) -> SaveCheckpoint {
+    match expected {
+        Some(e) => cas("n", k, &owner(), e, json!({ "k": k })),
+        None => crate::store::conformance::save("n", k, &owner(), 1, json!({ "k": k })),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn data_survives_reopen_and_two_connections_share_the_file() {
+    let (_dir, opts) = temp_db();
+    let a = SqlitePersistence::new(opts.clone());
+    let b = SqlitePersistence::new(opts.clone());
+    a.checkpoints().save(save("k", Some(0))).await.unwrap();
+    let seen = b
+        .checkpoints()
+        .load(&key("n", "k", &owner()))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(seen.version, 1);
+    // A CAS across connections: b's stale write loses.
+    a.checkpoints().save(save("k", Some(1))).await.unwrap();
+    let r = b.checkpoints().save(save("k", Some(1))).await;
+    assert!(matches!(r, Err(e) if e.kind == crate::error::ErrorKind::CheckpointConflict));
+    a.close().await.unwrap();
+    b.close().await.unwrap();
+    let c = SqlitePersistence::new(opts);
+    let cp = c
+        .checkpoints()
+        .load(&key("n", "k", &owner()))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(cp.version, 2);
+    c.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn close_waits_for_work_in_flight_and_refuses_later_work() {
+    let (_dir, opts) = temp_db();
+    let p = Arc::new(SqlitePersistence::new(opts));
+    let store = p.checkpoints();
+    let mut writes = Vec::new();
+    for i in 0..20 {
+        let store = store.clone();
+        writes.push(tokio::spawn(async move {
+            store.save(save(&format!("k{i}"), None)).await
+        }));
+    }
+    tokio::task::yield_now().await;
+    p.close().await.unwrap();
+    p.close().await.unwrap();
+    let mut ok = 0;
+    for w in writes {
+        match w.await.unwrap() {
+            Ok(_) => ok += 1,
+            Err(e) => assert!(e.message.contains("closed"), "{e}"),
+        }
+    }
+    let e = store.load(&key("n", "k0", &owner())).await.unwrap_err();
+    assert_eq!(e.reason(), Some("invalid_input"));
+    assert!(e.message.contains("closed"));
+    // Every write that resolved is on disk.
+    let again = SqlitePersistence::new(p.shared.options.clone());
+    let page = again
+        .checkpoints()
+        .list(ListCheckpoints {
+            namespace: Some("n".into()),
+            limit: Some(100),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(page.items.len(), ok);
+    again.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn close_waits_for_admitted_operations() {
+    let (_dir, opts) = temp_db();
+    let p = Arc::new(SqlitePersistence::new(opts));
+    let store = p.checkpoints();
+    let ticket = store.admit().unwrap();
+    let closer = {
+        let p = p.clone();
+        tokio::spawn(async move { p.close().await })
+    };
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(
+        !closer.is_finished(),
+        "close waits for the admitted operation"
+    );
+    assert!(store.admit().is_err(), "no admission once close has begun");
+    // The admitted operation still runs to completion.
+    store.save(save("late", None)).await.unwrap();
+    drop(ticket);
+    closer.await.unwrap().unwrap();
+    assert!(store.load(&key("n", "late", &owner())).await.is_err());
+}
+
+#[tokio::test]
+async fn an_unopenable_file_is_a_typed_error() {
+    let p =
+        SqlitePersistence::new(SqliteOptions::new("/nonexistent-dir-prism/x/y.db", None).unwrap());
+    let e = p
+        .checkpoints()
+        .load(&key("n", "k", &owner()))
+        .await
+        .unwrap_err();
+    assert_eq!(e.reason(), Some("invalid_input"));
+    assert!(e.message.contains("cannot open"), "{e}");
+}
+
+/// The schema of prism-review before owner-scoped keys (0.1), exactly as it created it.
+const OUR_EARLIER_DDL: &str = "
+    CREATE TABLE prism_checkpoints (
+      namespace TEXT NOT NULL, key TEXT NOT NULL, version INTEGER NOT NULL CHECK (version >= 1),
+      tenant_id TEXT, account_id TEXT, user_id TEXT, category TEXT, value TEXT NOT NULL,
+      created_at TEXT NOT NULL, updated_at TEXT NOT NULL, PRIMARY KEY (namespace, key)
+    ) WITHOUT ROWID;
+    CREATE INDEX prism_checkpoints_by_owner
+      ON prism_checkpoints (namespace, tenant_id, account_id, user_id, key);
+    INSERT INTO prism_checkpoints VALUES
+      ('prism.artifact', 't1:a1', 3, 't', NULL, 'u', 'artifact', '{\"id\":\"a1\"}',
+       '2026-01-01T00:00:00.000Z', '2026-01-02T00:00:00.000Z'),
+      ('other', 'k', 1, NULL, 'acct', NULL, NULL, '[1,2]',
+       '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z');";
+
+/// The layout `@arnilo/prism-session-store-sqlite` creates (fencing token, metadata).
+const REFERENCE_DDL: &str = "
+    CREATE TABLE prism_checkpoints (
+      namespace TEXT NOT NULL, key TEXT NOT NULL, version INTEGER NOT NULL, fencing_token INTEGER,
+      category TEXT, tenant_id TEXT, account_id TEXT, user_id TEXT, value TEXT NOT NULL,
+      metadata TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL, PRIMARY KEY (namespace, key)
+    );
+    CREATE INDEX prism_checkpoints_list_idx
+      ON prism_checkpoints (namespace, category, tenant_id, updated_at DESC, key);
+    INSERT INTO prism_checkpoints VALUES
+      ('wf', 'run-1', 4, 7, 'running', 't', NULL, NULL, '{\"step\":2}', '{\"m\":1}',
+       '2026-01-01T00:00:00.000Z', '2026-01-03T00:00:00.000Z');";
+
+async fn reopen_migrated(ddl: &str) -> (tempfile::TempDir, SqlitePersistence) {
+    let (dir, opts) = temp_db();
+    Connection::open(&opts.filename)
+        .unwrap()
+        .execute_batch(ddl)
+        .unwrap();
+    (dir, SqlitePersistence::new(opts))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_of_our_earlier_schema_is_migrated_on_open() {
+    let (_dir, p) = reopen_migrated(OUR_EARLIER_DDL).await;
+    let store = p.checkpoints();
+    let owner = Ownership {
+        tenant_id: Some("t".into()),
+        user_id: Some("u".into()),
+        ..Default::default()
+    };
+    let cp = store
+        .load(&key("prism.artifact", "t1:a1", &owner))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (cp.version, cp.value.clone(), cp.category.as_deref()),
+        (3, json!({ "id": "a1" }), Some("artifact"))
+    );
+    assert_eq!(
+        (cp.created_at.as_str(), cp.updated_at.as_str()),
+        ("2026-01-01T00:00:00.000Z", "2026-01-02T00:00:00.000Z")
+    );
+    assert_eq!((cp.fencing_token, cp.metadata), (None, None));
+    let acct = Ownership {
+        account_id: Some("acct".into()),
+        ..Default::default()
+    };
+    assert_eq!(
+        store
+            .load(&key("other", "k", &acct))
+            .await
+            .unwrap()
+            .unwrap()
+            .value,
+        json!([1, 2])
+    );
+    // Owner-scoped from now on: another owner writes its own key, the CAS goes on.
+    assert!(store
+        .load(&key("prism.artifact", "t1:a1", &acct))
+        .await
+        .unwrap()
+        .is_none());
+    store
+        .save(cas("prism.artifact", "t1:a1", &acct, 0, json!(1)))
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .save(cas("prism.artifact", "t1:a1", &owner, 3, json!(2)))
+            .await
+            .unwrap()
+            .version,
+        4
+    );
+    // Opening again (another process) finds the migrated table and changes nothing.
+    let again = SqlitePersistence::new(p.shared.options.clone());
+    assert_eq!(
+        again
+            .checkpoints()
+            .load(&key("prism.artifact", "t1:a1", &owner))
+            .await
+            .unwrap()
+            .unwrap()
+            .version,
+        4
+    );
+    assert_eq!(
+        p.query_strings("PRAGMA integrity_check".into())
+            .await
+            .unwrap(),
+        ["ok"]
+    );
+    let tables = p
+        .query_strings(
+            "SELECT name FROM sqlite_master WHERE name LIKE 'prism_checkpoints%' ORDER BY name"
+                .into(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(tables, ["prism_checkpoints", "prism_checkpoints_owner_key"]);
+    again.close().await.unwrap();
+    p.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_of_the_reference_layout_is_migrated_with_fences_and_metadata() {
+    let (_dir, p) = reopen_migrated(REFERENCE_DDL).await;
+    let owner = Ownership {
+        tenant_id: Some("t".into()),
+        ..Default::default()
+    };
+    let cp = p
+        .checkpoints()
+        .load(&key("wf", "run-1", &owner))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((cp.version, cp.fencing_token), (4, Some(7)));
+    assert_eq!(
+        serde_json::Value::Object(cp.metadata.unwrap()),
+        json!({ "m": 1 })
+    );
+    assert_eq!(
+        (cp.value, cp.category.as_deref()),
+        (json!({ "step": 2 }), Some("running"))
+    );
+    let mut low = cas("wf", "run-1", &owner, 4, json!(0));
+    low.fencing_token = Some(6);
+    assert!(
+        p.checkpoints().save(low).await.is_err(),
+        "the migrated fence still holds"
+    );
+    p.close().await.unwrap();
+}
+
+#[test]
+fn options_are_checked() {
+    assert!(SqliteOptions::new("", None).is_err());
+    assert!(SqliteOptions::new("a\0b", None).is_err());
+    assert_eq!(
+        SqliteOptions::new("x", Some(0)).unwrap_err().class_name(),
+        "RangeError"
+    );
+    assert_eq!(
+        SqliteOptions::new("x", Some(600_001))
+            .unwrap_err()
+            .class_name(),
+        "RangeError"
+    );
+    assert_eq!(
+        SqliteOptions::new("x", None).unwrap().busy_timeout,
+        Duration::from_millis(5000)
+    );
+}

@@ -1,0 +1,375 @@
+//! The JavaScript wire of the native stores: the JSON text of a `saveCheckpoint`,
+//! `loadCheckpoint`/`deleteCheckpoint` or `listCheckpoints` argument (the JS layer has
+//! already taken `signal` out) read into the model, every rule checked.
+
+use super::model::{
+    check_version, conflict, CheckpointKey, ListCheckpoints, Order, Ownership, SaveCheckpoint,
+    MAX_SAFE_INTEGER, VALUE_BYTES_HARD,
+};
+use crate::error::{PrismError, Result};
+use crate::json::{type_name, Fields};
+use serde_json::{Map, Value};
+
+const OWNER: [&str; 3] = ["tenantId", "accountId", "userId"];
+
+fn type_error(message: String) -> PrismError {
+    PrismError::type_error(message)
+}
+
+fn parse_object(text: &str) -> Result<Value> {
+    if text.len() > VALUE_BYTES_HARD + 128 * 1024 {
+        return Err(PrismError::range(format!(
+            "input is larger than {} bytes",
+            VALUE_BYTES_HARD + 128 * 1024
+        )));
+    }
+    // JSON.stringify made it, so the only parse failure is nesting past serde's limit.
+    let v: Value = serde_json::from_str(text)
+        .map_err(|e| PrismError::range(format!("input cannot be read: {e}")))?;
+    if !v.is_object() {
+        return Err(type_error(format!(
+            "input must be an object, got {}",
+            type_name(&v)
+        )));
+    }
+    Ok(v)
+}
+
+fn only(f: &Fields<'_>, allowed: &[&[&str]]) -> Result<()> {
+    for k in f.object().keys() {
+        if !allowed.iter().any(|set| set.contains(&k.as_str())) {
+            let hint = if k == "ownership" {
+                " (ownership is flat: tenantId, accountId, userId)"
+            } else if k == "prefix" {
+                " (the prefix filter is keyPrefix)"
+            } else {
+                ""
+            };
+            return Err(type_error(format!("input.{k} is not a known field{hint}")));
+        }
+    }
+    Ok(())
+}
+
+/// `namespace` and `key`: absent is the reference's conflict, a non-string a TypeError.
+fn required_text(f: &Fields<'_>, name: &str) -> Result<String> {
+    match f.opt_str(name)? {
+        Some(s) => Ok(s.to_string()),
+        None => Err(conflict("Checkpoint namespace and key are required")),
+    }
+}
+
+fn owner(f: &Fields<'_>) -> Result<Ownership> {
+    Ok(Ownership {
+        tenant_id: f.opt_str("tenantId")?.map(str::to_string),
+        account_id: f.opt_str("accountId")?.map(str::to_string),
+        user_id: f.opt_str("userId")?.map(str::to_string),
+    })
+}
+
+/// An optional non-negative safe integer; anything else is a conflict naming `what`.
+fn counter(f: &Fields<'_>, name: &str) -> Result<Option<u64>> {
+    match f.get(name) {
+        None => Ok(None),
+        Some(v) => crate::json::as_u64(v)
+            .filter(|n| *n <= MAX_SAFE_INTEGER)
+            .map(Some)
+            .ok_or_else(|| {
+                conflict(format!(
+                    "Checkpoint {name} must be a non-negative safe integer"
+                ))
+            }),
+    }
+}
+
+/// `saveCheckpoint` input.
+pub fn parse_save(text: &str) -> Result<SaveCheckpoint> {
+    let v = parse_object(text)?;
+    let f = Fields::new(&v, "input", type_error)?;
+    const FIELDS: [&str; 8] = [
+        "namespace",
+        "key",
+        "version",
+        "expectedVersion",
+        "fencingToken",
+        "value",
+        "category",
+        "metadata",
+    ];
+    only(&f, &[&FIELDS, &OWNER])?;
+    let namespace = required_text(&f, "namespace")?;
+    let key = required_text(&f, "key")?;
+    let version = f.get("version").and_then(crate::json::as_u64).unwrap_or(0);
+    check_version(version)?;
+    let metadata = match f.get("metadata") {
+        None => None,
+        Some(Value::Object(m)) => Some(m.clone()),
+        Some(other) => {
+            return Err(type_error(format!(
+                "input.metadata must be an object, got {}",
+                type_name(other)
+            )))
+        }
+    };
+    let req = SaveCheckpoint {
+        expected_version: counter(&f, "expectedVersion")?,
+        fencing_token: counter(&f, "fencingToken")?,
+        value: f.get("value").cloned().ok_or_else(|| {
+            conflict("Checkpoint value must be JSON serializable: not JSON serializable")
+        })?,
+        category: f.opt_str("category")?.map(str::to_string),
+        owner: owner(&f)?,
+        namespace,
+        key,
+        version,
+        metadata,
+        signal: None,
+    };
+    req.validate()?;
+    Ok(req)
+}
+
+/// `loadCheckpoint` input.
+pub fn parse_key(text: &str) -> Result<CheckpointKey> {
+    let v = parse_object(text)?;
+    let f = Fields::new(&v, "input", type_error)?;
+    only(&f, &[&["namespace", "key"], &OWNER])?;
+    key_of(&f)
+}
+
+fn key_of(f: &Fields<'_>) -> Result<CheckpointKey> {
+    let k = CheckpointKey {
+        namespace: required_text(f, "namespace")?,
+        key: required_text(f, "key")?,
+        owner: owner(f)?,
+        signal: None,
+    };
+    k.validate()?;
+    Ok(k)
+}
+
+/// `deleteCheckpoint` input: a key, and (an addition) `expectedVersion` to delete only
+/// that version.
+pub fn parse_delete(text: &str) -> Result<(CheckpointKey, Option<u64>)> {
+    let v = parse_object(text)?;
+    let f = Fields::new(&v, "input", type_error)?;
+    only(&f, &[&["namespace", "key", "expectedVersion"], &OWNER])?;
+    Ok((key_of(&f)?, counter(&f, "expectedVersion")?))
+}
+
+fn categories(v: Option<&Value>) -> Result<Option<Vec<String>>> {
+    match v {
+        None => Ok(None),
+        Some(Value::String(s)) => Ok(Some(vec![s.clone()])),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|c| match c {
+                Value::String(s) => Ok(s.clone()),
+                other => Err(type_error(format!(
+                    "input.category entries must be strings, got {}",
+                    type_name(other)
+                ))),
+            })
+            .collect::<Result<Vec<_>>>()
+            .map(Some),
+        Some(other) => Err(type_error(format!(
+            "input.category must be a string or an array of strings, got {}",
+            type_name(other)
+        ))),
+    }
+}
+
+fn limit(v: Option<&Value>) -> Result<Option<u32>> {
+    let Some(v) = v else { return Ok(None) };
+    let Value::Number(n) = v else {
+        return Err(type_error(format!(
+            "input.limit must be a number, got {}",
+            type_name(v)
+        )));
+    };
+    match crate::json::as_i64(v) {
+        Some(i) => Ok(Some(u32::try_from(i.max(0)).unwrap_or(u32::MAX))),
+        None => Err(PrismError::range(format!(
+            "input.limit must be an integer, got {n}"
+        ))),
+    }
+}
+
+/// `listCheckpoints` input (absent: `{}`).
+pub fn parse_list(text: &str) -> Result<ListCheckpoints> {
+    let v = parse_object(text)?;
+    let f = Fields::new(&v, "input", type_error)?;
+    const FIELDS: [&str; 6] = [
+        "namespace",
+        "keyPrefix",
+        "category",
+        "cursor",
+        "limit",
+        "order",
+    ];
+    only(&f, &[&FIELDS, &OWNER])?;
+    let order = match f.opt_str("order")? {
+        None | Some("asc") => Order::Asc,
+        Some("desc") => Order::Desc,
+        Some(other) => {
+            return Err(type_error(format!(
+                "input.order must be \"asc\" or \"desc\", got {other:?}"
+            )))
+        }
+    };
+    let q = ListCheckpoints {
+        namespace: f.opt_str("namespace")?.map(str::to_string),
+        key_prefix: f.opt_str("keyPrefix")?.map(str::to_string),
+        categories: categories(f.get("category"))?,
+        owner: owner(&f)?,
+        exact_owner: false,
+        cursor: f.opt_str("cursor")?.map(str::to_string),
+        limit: limit(f.get("limit"))?,
+        order,
+        signal: None,
+    };
+    q.validate()?;
+    Ok(q)
+}
+
+/// The JSON object a host store is called with for `key` (the reference's spread shape).
+pub fn key_request(key: &CheckpointKey) -> Map<String, Value> {
+    let mut obj = Map::new();
+    obj.insert("namespace".into(), Value::String(key.namespace.clone()));
+    obj.insert("key".into(), Value::String(key.key.clone()));
+    key.owner.spread_into(&mut obj);
+    obj
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind::{self, *};
+
+    fn kind<T: std::fmt::Debug>(r: Result<T>) -> ErrorKind {
+        r.unwrap_err().kind
+    }
+
+    #[test]
+    fn save_input_reads_the_reference_shape() {
+        let s = parse_save(
+            r#"{"namespace":"n","key":"k","version":3,"expectedVersion":2,"fencingToken":0,"value":[1],
+                "category":"c","metadata":{"m":1},"tenantId":"t","userId":""}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            (s.version, s.expected_version, s.fencing_token),
+            (3, Some(2), Some(0))
+        );
+        assert_eq!(s.owner.owner_key(), r#"{"tenantId":"t","userId":""}"#);
+        assert_eq!(s.metadata.unwrap()["m"], 1);
+        let unowned =
+            parse_save(r#"{"namespace":"n","key":"k","version":1,"value":null}"#).unwrap();
+        assert!(unowned.owner.is_unowned());
+    }
+
+    #[test]
+    fn bad_save_input_is_typed() {
+        for (bad, want) in [
+            ("[]", Type),
+            (r#"{"key":"k","version":1,"value":1}"#, CheckpointConflict),
+            (
+                r#"{"namespace":"","key":"k","version":1,"value":1}"#,
+                CheckpointConflict,
+            ),
+            (r#"{"namespace":"n","key":5,"version":1,"value":1}"#, Type),
+            (
+                r#"{"namespace":"n","key":"k","value":1}"#,
+                CheckpointConflict,
+            ),
+            (
+                r#"{"namespace":"n","key":"k","version":0,"value":1}"#,
+                CheckpointConflict,
+            ),
+            (
+                r#"{"namespace":"n","key":"k","version":1.5,"value":1}"#,
+                CheckpointConflict,
+            ),
+            (
+                r#"{"namespace":"n","key":"k","version":"1","value":1}"#,
+                CheckpointConflict,
+            ),
+            (
+                r#"{"namespace":"n","key":"k","version":1}"#,
+                CheckpointConflict,
+            ),
+            (
+                r#"{"namespace":"n","key":"k","version":1,"value":1,"expectedVersion":-1}"#,
+                CheckpointConflict,
+            ),
+            (
+                r#"{"namespace":"n","key":"k","version":1,"value":1,"fencingToken":1.5}"#,
+                CheckpointConflict,
+            ),
+            (
+                r#"{"namespace":"n","key":"k","version":1,"value":1,"ownership":{"tenantId":"t"}}"#,
+                Type,
+            ),
+            (
+                r#"{"namespace":"n","key":"k","version":1,"value":1,"__proto__":{}}"#,
+                Type,
+            ),
+            (
+                r#"{"namespace":"n","key":"k","version":1,"value":1,"tenantId":5}"#,
+                Type,
+            ),
+            (
+                r#"{"namespace":"n","key":"k","version":1,"value":1,"metadata":[]}"#,
+                Type,
+            ),
+            (
+                r#"{"namespace":"n","key":"k","version":1,"value":1,"category":3}"#,
+                Type,
+            ),
+        ] {
+            assert_eq!(kind(parse_save(bad)), want, "{bad}");
+        }
+        let deep = format!(
+            "{{\"namespace\":\"n\",\"key\":\"k\",\"version\":1,\"value\":{}1{}}}",
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        assert_eq!(kind(parse_save(&deep)), Range);
+    }
+
+    #[test]
+    fn list_input_reads_filters_and_order() {
+        let q = parse_list(
+            r#"{"namespace":"n","keyPrefix":"t:","category":["a","b"],"tenantId":"t","limit":-3,"order":"desc"}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            q.categories.as_deref(),
+            Some(&["a".to_string(), "b".to_string()][..])
+        );
+        assert_eq!((q.limit, q.order), (Some(0), Order::Desc));
+        assert_eq!(
+            parse_list(r#"{"category":"x"}"#)
+                .unwrap()
+                .categories
+                .unwrap(),
+            ["x"]
+        );
+        assert_eq!(parse_list("{}").unwrap(), ListCheckpoints::default());
+        assert_eq!(kind(parse_list(r#"{"order":"up"}"#)), Type);
+        assert_eq!(kind(parse_list(r#"{"limit":"5"}"#)), Type);
+        assert_eq!(kind(parse_list(r#"{"limit":2.5}"#)), Range);
+        assert_eq!(kind(parse_list(r#"{"prefix":"a"}"#)), Type);
+        assert_eq!(kind(parse_list(r#"{"cursor":""}"#)), CheckpointConflict);
+        let (k, v) =
+            parse_delete(r#"{"namespace":"n","key":"k","userId":"u","expectedVersion":2}"#)
+                .unwrap();
+        assert_eq!((k.owner.user_id.as_deref(), v), (Some("u"), Some(2)));
+        assert_eq!(
+            kind(parse_key(
+                r#"{"namespace":"n","key":"k","expectedVersion":2}"#
+            )),
+            Type
+        );
+    }
+}
