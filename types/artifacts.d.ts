@@ -352,11 +352,8 @@ export interface ArtifactDecisionEvent {
   readonly at: string
 }
 
-/** Redacts registered secrets out of any value. */
-export interface SecretRedactor {
-  /** A redacted JSON-safe copy of `value` (strings, keys and number texts). */
-  redact<T>(value: T): T
-}
+export { createSecretRedactor, type SecretRedactor } from './redaction'
+import type { SecretRedactor } from './redaction'
 
 /** Options of {@link createArtifactService}. */
 export interface ArtifactServiceOptions {
@@ -403,9 +400,6 @@ export interface ArtifactService {
 
 /** Create the service over any checkpoint store. Bad options are `TypeError`/`RangeError`. */
 export declare function createArtifactService(store: CheckpointStore, options: ArtifactServiceOptions): ArtifactService
-
-/** A redactor over `secrets` (empty strings are ignored). Its redaction runs natively in the service. */
-export declare function createSecretRedactor(secrets: readonly string[]): SecretRedactor
 
 /** The frozen resolved caps; a value outside `1..hard` is a `RangeError`. */
 export declare function resolveArtifactLimits(limits?: Partial<ArtifactLimits>): Readonly<ArtifactLimits>
