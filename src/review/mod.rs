@@ -25,3 +25,6 @@ pub use manifest::{
     resolve_limits_json, Columns, ColumnsOutput, MAX_SAFE_INTEGER, UNBOUND_MEMBERS,
 };
 pub use text::{format_iso_millis, is_iso_utc, now_iso, IDENT_BYTES, PATH_BYTES};
+
+#[cfg(test)]
+mod tests;

@@ -50,8 +50,9 @@ pub(crate) fn unknown_field_message(key: &str, allowed: &[&str]) -> String {
 
 /// A key as shown in a message: bounded and free of control characters.
 pub(crate) fn display_key(key: &str) -> String {
-    let cleaned: String = key.chars().filter(|c| !c.is_control()).take(64).collect();
-    if cleaned.len() < key.len() {
+    let mut chars = key.chars().filter(|c| !c.is_control());
+    let cleaned: String = chars.by_ref().take(64).collect();
+    if chars.next().is_some() {
         format!("{cleaned}…")
     } else {
         cleaned

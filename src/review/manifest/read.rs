@@ -100,9 +100,8 @@ fn render_path(root: &str, path: &serde_path_to_error::Path) -> String {
     out
 }
 
-/// The message of a reader error at `path`: our visitors' messages read "must be …";
-/// an unknown member's starts with its own `.name`; serde's missing-field error becomes
-/// "is required".
+/// The message of a reader error at `path`: our visitors' messages read "must be …" or
+/// "is not a known field …"; serde's missing-field error becomes "is required".
 fn read_error(path: &str, message: &str) -> PrismError {
     if let Some(field) = message
         .strip_prefix("missing field `")
@@ -112,9 +111,6 @@ fn read_error(path: &str, message: &str) -> PrismError {
             "{path}.{field} is required{}",
             required_hint(field)
         ));
-    }
-    if message.starts_with('.') {
-        return input_err(format!("{path}{message}"));
     }
     input_err(format!("{path} {message}"))
 }
@@ -263,12 +259,10 @@ impl<K> KnownKey<K> {
         if self.fields.contains(&key) {
             return Ok(());
         }
-        // Starts with '.': `read_error` appends it to the object's path.
-        Err(E::custom(format!(
-            ".{}{}",
-            display_key(key),
-            unknown_field_message(key, self.fields)
-        )))
+        // The path of the error already ends with the key (serde_path_to_error records it).
+        Err(E::custom(
+            unknown_field_message(key, self.fields).trim_start(),
+        ))
     }
 }
 
