@@ -15,10 +15,7 @@ import { LOCAL_OWNERSHIP, storePatch, requireApi } from './context.mjs'
 
 export const STATES = Object.freeze(['pending', 'accepted', 'rejected', 'superseded'])
 
-/** The artifact service's default revisions-per-artifact cap, also the hard cap of a review. */
-const MAX_REVISIONS = 32
-
-/** `assertCodingPatchAccepted` reason codes in plain words. */
+/** `assertCodingPatchAccepted` rules (and the accepted/rejected states) in plain words. */
 const REASON_WORDS = {
   no_decision: 'nobody has decided on this revision yet',
   unknown_decision: 'the recorded decision is neither approved nor rejected',
@@ -231,9 +228,10 @@ export async function deriveStatus(store, gs, baseIds) {
   }
   const upToDate = Boolean(stored && current && stored.digest === current.digest)
   let outcome = null
-  if (current) outcome = await assertCodingPatchAccepted({ review: current, artifact: record, limits: { maxReviewRevisions: MAX_REVISIONS } })
+  if (current) outcome = await assertCodingPatchAccepted({ review: current, artifact: record })
   let state = outcome?.state ?? 'superseded'
-  let reason = typeof outcome?.reason === 'string' ? (REASON_WORDS[outcome.reason] ?? outcome.reason.replace(/_/g, ' ')) : undefined
+  const why = outcome?.rule ?? (state === 'accepted' || state === 'rejected' ? { accepted: 'approved', rejected: 'rejected' }[state] : undefined)
+  let reason = why === undefined ? outcome?.reason : (REASON_WORDS[why] ?? outcome?.reason)
   if (!upToDate) {
     // The git state moved since the last `review`: whatever the record says, it is about an
     // older patch.
@@ -241,6 +239,15 @@ export async function deriveStatus(store, gs, baseIds) {
     reason = changeReasons(stored, current ?? {}).join('; ')
   }
   return { state, reason, upToDate, record, revision, stored, current, outcome, gs, ids }
+}
+
+/**
+ * The service's attach input for a manifest's artifact input. `changeNote` is left out until
+ * the artifact service takes @arnilo/prism's attach input (it still names that member `note`).
+ */
+function attachInput(artifactInput) {
+  const { changeNote, ...rest } = artifactInput
+  return { ...rest, ownership: LOCAL_OWNERSHIP }
 }
 
 /** Runs `review`: stores the patch body, attaches or revises the artifact, derives the state. */
@@ -256,7 +263,7 @@ export async function submitReview(store, gs, baseIds, { checks = [], diagnostic
   let previous
   const prev = found.record ? manifestOf(latestRevision(found.record)) : null
   if (!found.record) {
-    await store.service.attach({ ...artifactInput, ownership: LOCAL_OWNERSHIP })
+    await store.service.attach(attachInput(artifactInput))
     action = 'attached'
   } else if (prev && prev.digest === review.digest) {
     action = 'unchanged'
@@ -274,7 +281,7 @@ export async function submitReview(store, gs, baseIds, { checks = [], diagnostic
       // This artifact is full: the review continues in the next one, pending again.
       ids = generationIds(baseIds, ids.generation + 1)
       ;({ review, artifactInput } = await buildManifest(gs, ids, { checks, diagnostics, patchUri: uri }))
-      await store.service.attach({ ...artifactInput, ownership: LOCAL_OWNERSHIP })
+      await store.service.attach(attachInput(artifactInput))
       action = 'rolled over'
     }
   }
