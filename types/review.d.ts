@@ -222,8 +222,6 @@ export type CodingPatchReviewArtifactInput = {
   readonly size: number
   /** The given title, or `Coding patch review <reviewId>`. */
   readonly title: string
-  /** `head <head> over base <base>`. */
-  readonly changeNote: string
   /** The manifest (the same object as the returned `review`). */
   readonly preview: { readonly review: CodingPatchReview }
 }

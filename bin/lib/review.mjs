@@ -241,15 +241,6 @@ export async function deriveStatus(store, gs, baseIds) {
   return { state, reason, upToDate, record, revision, stored, current, outcome, gs, ids }
 }
 
-/**
- * The service's attach input for a manifest's artifact input. `changeNote` is left out until
- * the artifact service takes @arnilo/prism's attach input (it still names that member `note`).
- */
-function attachInput(artifactInput) {
-  const { changeNote, ...rest } = artifactInput
-  return { ...rest, ownership: LOCAL_OWNERSHIP }
-}
-
 /** Runs `review`: stores the patch body, attaches or revises the artifact, derives the state. */
 export async function submitReview(store, gs, baseIds, { checks = [], diagnostics } = {}) {
   if (gs.patch.length === 0) {
@@ -263,7 +254,7 @@ export async function submitReview(store, gs, baseIds, { checks = [], diagnostic
   let previous
   const prev = found.record ? manifestOf(latestRevision(found.record)) : null
   if (!found.record) {
-    await store.service.attach(attachInput(artifactInput))
+    await store.service.attach({ ...artifactInput, ownership: LOCAL_OWNERSHIP })
     action = 'attached'
   } else if (prev && prev.digest === review.digest) {
     action = 'unchanged'
@@ -281,7 +272,7 @@ export async function submitReview(store, gs, baseIds, { checks = [], diagnostic
       // This artifact is full: the review continues in the next one, pending again.
       ids = generationIds(baseIds, ids.generation + 1)
       ;({ review, artifactInput } = await buildManifest(gs, ids, { checks, diagnostics, patchUri: uri }))
-      await store.service.attach(attachInput(artifactInput))
+      await store.service.attach({ ...artifactInput, ownership: LOCAL_OWNERSHIP })
       action = 'rolled over'
     }
   }

@@ -234,5 +234,4 @@ pub struct ArtifactInput<'a> {
     pub hash: &'a str,
     pub size: u64,
     pub title: String,
-    pub change_note: String,
 }
