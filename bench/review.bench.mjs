@@ -53,7 +53,7 @@ export function workload({ shuffle }) {
   return {
     threadId: 'thread-bench',
     artifactId: 'patch-bench',
-    identity: { repositoryId: 'acme/app', remoteFingerprint: 'a'.repeat(64), defaultBranch: 'main', worktreePath: 'worktrees/bench' },
+    identity: { repositoryId: 'acme-app', remoteFingerprint: 'a'.repeat(64), defaultBranch: 'main', worktreePath: 'worktrees/bench' },
     base: 'main',
     head: 'feature/bench',
     patch: { kind: 'patch', uri: 'artifacts/patch-bench.patch', sha256: 'b'.repeat(64), bytes: 1_234_567 },

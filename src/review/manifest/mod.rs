@@ -37,9 +37,29 @@ pub fn create_manifest_binding(text: &str, now: impl FnOnce() -> String) -> Resu
     if text.len() > MANIFEST_INPUT_BYTES {
         return Err(input_too_large(text.len()));
     }
+    if let Some((content, limits)) = read::read_input_text(text) {
+        return finish::finish(content, limits, now)?.binding_text();
+    }
+    via_value(text, now)
+}
+
+/// The parsed-value read: every input the fast read from text declines ends here.
+fn via_value(text: &str, now: impl FnOnce() -> String) -> Result<String> {
     let value = read::read_text(text)?;
     let (content, limits) = read::read_input(&value)?;
     finish::finish(content, limits, now)?.binding_text()
+}
+
+/// [`create_manifest_binding`] without the fast read from text.
+#[cfg(test)]
+pub(crate) fn create_manifest_via_value(
+    text: &str,
+    now: impl FnOnce() -> String,
+) -> Result<String> {
+    if text.len() > MANIFEST_INPUT_BYTES {
+        return Err(input_too_large(text.len()));
+    }
+    via_value(text, now)
 }
 
 /// The three bulk lists of an input, read by the binding outside JSON text and already

@@ -8,6 +8,11 @@
 //! are read only from JSON objects (never from arrays, as serde's derive would allow),
 //! unknown members are refused with the list of known ones, and a present member is never
 //! `null`. The semantic checks follow in `finish.rs`.
+//!
+//! [`read_input_text`] reads the same model with the same visitors straight from JSON
+//! text, without building a parsed value or tracking paths: the fast way for input that
+//! reads cleanly. On any failure the caller reads the parsed value with [`read_input`],
+//! which reports it (an input that reads cleanly gives the same content either way).
 
 use super::model::{Content, LimitValue, LimitsInput};
 use crate::error::{PrismError, Result};
@@ -47,6 +52,25 @@ pub(super) fn read_input(value: &Value) -> Result<(Content<'_>, ReviewLimits)> {
         len("diagnostics"),
     )?;
     let mut content = read_part::<Content<'_>>(value, "input")?;
+    number_entries(&mut content);
+    Ok((content, limits))
+}
+
+/// The fast path: `None` when the text does not read cleanly (see the module note).
+pub(super) fn read_input_text(text: &str) -> Option<(Content<'_>, ReviewLimits)> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let mut content = Content::deserialize(MapOnly(&mut de)).ok()?;
+    de.end().ok()?;
+    let limits = match &content.limits {
+        None => ReviewLimits::DEFAULT,
+        Some(l) => ReviewLimits::from_input(l, "input.limits").ok()?,
+    };
+    number_entries(&mut content);
+    Some((content, limits))
+}
+
+/// Each list entry's position in the caller's list (messages name it after sorting).
+fn number_entries(content: &mut Content<'_>) {
     for (i, p) in content.changed_paths.iter_mut().enumerate() {
         p.at = index_u32(i);
     }
@@ -56,7 +80,6 @@ pub(super) fn read_input(value: &Value) -> Result<(Content<'_>, ReviewLimits)> {
     for (i, g) in content.diagnostics.iter_mut().enumerate() {
         g.at = index_u32(i);
     }
-    Ok((content, limits))
 }
 
 /// A `limits` object (`root` names it in messages); the range rules are `ReviewLimits`'.

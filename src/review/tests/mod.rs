@@ -40,7 +40,18 @@ struct Made {
 /// The JSON text path on `v` (createdAt defaulting to [`NOW`]); whenever the columns path
 /// takes the same input, it must give the same manifest or the same error.
 fn make(v: &Value) -> Result<Made, PrismError> {
-    let out = create_manifest_binding(&v.to_string(), || NOW.to_string()).map(|text| {
+    let text = create_manifest_binding(&v.to_string(), || NOW.to_string());
+    // The fast read from text and the read of the parsed value agree, result and error.
+    let via_value =
+        crate::review::manifest::create_manifest_via_value(&v.to_string(), || NOW.to_string());
+    assert!(
+        text == via_value,
+        "the text and value reads disagree on {}: {:?} vs {:?}",
+        short(v),
+        text.as_ref().map(|_| "ok"),
+        via_value.as_ref().map(|_| "ok")
+    );
+    let out = text.map(|text| {
         let (head, m) = text.split_once('\n').unwrap();
         Made {
             review: serde_json::from_str(m).unwrap(),
@@ -51,19 +62,39 @@ fn make(v: &Value) -> Result<Made, PrismError> {
     if let Some(cols) = via_columns(v) {
         match (&out, cols) {
             (Ok(made), Ok((review, artifact_input))) => {
-                assert_eq!(review, made.review, "the columns path disagrees on {v}");
+                assert!(
+                    review == made.review,
+                    "the columns path disagrees on {}",
+                    short(v)
+                );
                 assert_eq!(artifact_input, made.artifact_input);
             }
-            (Err(a), Err(b)) => assert_eq!(a, &b, "the columns path errs differently on {v}"),
-            (a, b) => panic!("the columns path disagrees on {v}: {a:?} vs {b:?}"),
+            (Err(a), Err(b)) => assert!(
+                a == &b,
+                "the columns path errs differently on {}: {a:?} vs {b:?}",
+                short(v)
+            ),
+            (a, b) => panic!(
+                "the columns path disagrees on {}: {:?} vs {:?}",
+                short(v),
+                a.is_ok(),
+                b.is_ok()
+            ),
         }
     }
     out
 }
 
+/// `v` as JSON text, at most 300 characters (for assertion messages).
+fn short(v: &Value) -> String {
+    v.to_string().chars().take(300).collect()
+}
+
 /// The manifest of `v`, which must be valid.
 fn review_of(v: &Value) -> Value {
-    make(v).unwrap_or_else(|e| panic!("{v}: {e:?}")).review
+    make(v)
+        .unwrap_or_else(|e| panic!("{}: {e:?}", short(v)))
+        .review
 }
 
 fn kind(e: &PrismError) -> ErrorKind {
