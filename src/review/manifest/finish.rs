@@ -232,10 +232,11 @@ fn clean_summary(check: &mut Check<'_>, at: &str) -> Result<()> {
 /// Diagnostic rows: workspace-relative file, a known severity, safe count and generation;
 /// one row per file and severity, sorted by file then severity (error, warning, info, hint).
 fn check_diagnostics(c: &mut Content<'_>) -> Result<()> {
-    for g in &c.diagnostics {
+    for g in &mut c.diagnostics {
         let at = || elem_path("input.diagnostics", g.at as usize);
         rel_path(g.file.as_str(), g.at, "input.diagnostics", ".file")?;
-        if g.rank() == SEVERITIES.len() {
+        g.rank = g.severity_rank();
+        if usize::from(g.rank) == SEVERITIES.len() {
             return Err(input_err(format!(
                 "{}.severity must be \"error\", \"warning\", \"info\" or \"hint\"",
                 at()
@@ -245,7 +246,7 @@ fn check_diagnostics(c: &mut Content<'_>) -> Result<()> {
         safe(g.generation, || format!("{}.generation", at()))?;
     }
     let order = |a: &Diagnostic<'_>, b: &Diagnostic<'_>| {
-        (a.file.as_str(), a.rank()).cmp(&(b.file.as_str(), b.rank()))
+        (a.file.as_str(), a.rank).cmp(&(b.file.as_str(), b.rank))
     };
     if !c.diagnostics.is_sorted_by(|a, b| order(a, b).is_le()) {
         c.diagnostics.sort_unstable_by(order);

@@ -164,6 +164,7 @@ fn fill_lists<'a>(content: &mut model::Content<'a>, cols: &Columns<'a>) {
             generation: *generation,
             severity: text(severity),
             at: read::index_u32(i),
+            rank: 0,
         })
         .collect();
 }

@@ -121,15 +121,17 @@ pub struct Diagnostic<'a> {
     pub severity: Text<'a>,
     #[serde(skip)]
     pub at: u32,
+    /// Position of the severity in [`SEVERITIES`] (canonical order within a file), set
+    /// when the row is checked.
+    #[serde(skip)]
+    pub rank: u8,
 }
 
 impl Diagnostic<'_> {
-    /// Position of the severity in [`SEVERITIES`] (canonical order within a file).
-    pub fn rank(&self) -> usize {
-        SEVERITIES
-            .iter()
-            .position(|s| *s == self.severity.as_str())
-            .unwrap_or(SEVERITIES.len())
+    /// Position of the severity in [`SEVERITIES`], `SEVERITIES.len()` for none of them.
+    pub fn severity_rank(&self) -> u8 {
+        let i = SEVERITIES.iter().position(|s| *s == self.severity.as_str());
+        u8::try_from(i.unwrap_or(SEVERITIES.len())).unwrap_or(u8::MAX)
     }
 }
 
