@@ -15,7 +15,7 @@ export const {
 } = cjs
 
 // coding patch review
-export const { createCodingPatchReviewManifest, assertCodingPatchAccepted } = cjs
+export const { createCodingPatchReviewManifest, assertCodingPatchAccepted, resolveCodingReviewLimits } = cjs
 
 // diagnostics
 export const { normalizeDiagnostics, diagnosticDelta, diagnosticIdentity } = cjs

@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto'
 import {
   createCodingPatchReviewManifest,
   assertCodingPatchAccepted,
+  resolveCodingReviewLimits,
   CodingPatchReviewError,
 } from '../index.mjs'
 
@@ -26,7 +27,7 @@ function input(overrides = {}) {
       { file: 'src/b.ts', additions: 1, deletions: 0 },
     ],
     checks: [{ name: 'build', exitCode: 0, summary: 'ok' }],
-    diagnostics: [{ file: 'src/a.ts', errors: 0, warnings: 1 }],
+    diagnostics: [{ file: 'src/a.ts', severity: 'warning', count: 1, generation: 3 }],
     ...overrides,
   }
 }
@@ -92,6 +93,7 @@ test('the seed example: manifest, artifact input, attach, approve, accepted', ()
     checks: [{ name: 'build', exitCode: 0, summary: 'ok' }],
   })
   assert.equal(review.state, 'pending')
+  assert.equal(review.schemaVersion, 1)
   assert.match(review.digest, /^[0-9a-f]{64}$/)
   assert.equal(review.reviewId, `review-${review.digest.slice(0, 24)}`)
   assert.ok(!Number.isNaN(Date.parse(review.createdAt)))
@@ -105,13 +107,45 @@ test('the seed example: manifest, artifact input, attach, approve, accepted', ()
     mime: 'application/x-patch',
     hash: SHA,
     size: 4096,
+    title: `Coding patch review ${review.reviewId}`,
     preview: { review },
   })
   assert.equal(artifactInput.preview.review, review)
   const record = attach(artifactInput)
-  assert.deepEqual(assertCodingPatchAccepted({ review, artifact: record }), { state: 'pending', version: 1, reason: 'no_decision' })
+  assert.deepEqual(assertCodingPatchAccepted({ review, artifact: record }), {
+    state: 'pending',
+    version: 1,
+    reason: 'no decision recorded for the bound revision',
+    rule: 'no_decision',
+  })
   decide(record, 1, 'approved')
-  assert.deepEqual(assertCodingPatchAccepted({ review, artifact: record }), { state: 'accepted', version: 1, reviewer: 'user:ann', reason: 'approved' })
+  assert.deepEqual(assertCodingPatchAccepted({ review, artifact: record }), { state: 'accepted', version: 1, reviewer: 'user:ann' })
+})
+
+test('diagnostic summaries are rows { file, severity, count, generation }, one per file and severity', () => {
+  const diagnostics = [
+    { file: 'src/b.ts', severity: 'hint', count: 4, generation: 2 },
+    { file: 'src/a.ts', severity: 'info', count: 3, generation: 2 },
+    { file: 'src/a.ts', severity: 'error', count: 1, generation: 2 },
+    { file: 'src/a.ts', severity: 'warning', count: 2, generation: 1 },
+  ]
+  const { review } = createCodingPatchReviewManifest(input({ diagnostics }))
+  assert.deepEqual(review.diagnostics, [
+    { count: 1, file: 'src/a.ts', generation: 2, severity: 'error' },
+    { count: 2, file: 'src/a.ts', generation: 1, severity: 'warning' },
+    { count: 3, file: 'src/a.ts', generation: 2, severity: 'info' },
+    { count: 4, file: 'src/b.ts', generation: 2, severity: 'hint' },
+  ])
+  for (const bad of [{ severity: 'information' }, { severity: 'fatal' }, { count: -1 }, { generation: 1.5 }, { count: '1' }]) {
+    expectReviewError(() => createCodingPatchReviewManifest(input({ diagnostics: [{ ...diagnostics[0], ...bad }] })), 'ERR_PRISM_REVIEW_INPUT', /input\.diagnostics\[0\]\.(severity|count|generation)/)
+  }
+  expectReviewError(
+    () => createCodingPatchReviewManifest(input({ diagnostics: [diagnostics[0], { ...diagnostics[0], count: 9 }] })),
+    'ERR_PRISM_REVIEW_INPUT',
+    /one row per file and severity/,
+  )
+  // The shape of our earlier releases is refused, not misread.
+  expectReviewError(() => createCodingPatchReviewManifest(input({ diagnostics: [{ file: 'src/a.ts', errors: 1, warnings: 0 }] })), 'ERR_PRISM_REVIEW_INPUT', /errors is not a known field/)
 })
 
 test('the digest is the API-NOTES formula, recomputable by any client', () => {
@@ -126,7 +160,7 @@ test('same inputs later give the same digest; reviewId and createdAt are not bou
   await new Promise((r) => setTimeout(r, 5))
   const b = createCodingPatchReviewManifest(input()).review
   assert.equal(a.digest, b.digest)
-  const c = createCodingPatchReviewManifest(input({ reviewId: 'r-42', createdAt: '2030-01-02T03:04:05Z' })).review
+  const c = createCodingPatchReviewManifest(input({ reviewId: 'r-42', createdAt: '2030-01-02T03:04:05Z', limits: { maxRevisions: 32 } })).review
   assert.equal(c.digest, a.digest)
   assert.equal(c.reviewId, 'r-42')
   assert.equal(c.createdAt, '2030-01-02T03:04:05Z')
@@ -135,7 +169,7 @@ test('same inputs later give the same digest; reviewId and createdAt are not bou
 test('the digest ignores key order and list order', () => {
   const d0 = createCodingPatchReviewManifest(input()).review.digest
   const reordered = {
-    diagnostics: [{ warnings: 1, errors: 0, file: 'src/a.ts' }],
+    diagnostics: [{ generation: 3, count: 1, severity: 'warning', file: 'src/a.ts' }],
     checks: [{ summary: 'ok', exitCode: 0, name: 'build' }],
     diffstat: [
       { deletions: 0, additions: 1, file: 'src/b.ts' },
@@ -176,8 +210,10 @@ test('any change of patch, identity, worktree, base, head, paths, diffstat, chec
     'checks.exitCode': { checks: [{ name: 'build', exitCode: 2, summary: 'ok' }] },
     'checks.summary': { checks: [{ name: 'build', exitCode: 0, summary: 'ok!' }] },
     'checks.added': { checks: [...base.checks, { name: 'lint', exitCode: 0 }] },
-    'diagnostics.errors': { diagnostics: [{ file: 'src/a.ts', errors: 1, warnings: 1 }] },
-    'diagnostics.file': { diagnostics: [{ file: 'src/b.ts', errors: 0, warnings: 1 }] },
+    'diagnostics.count': { diagnostics: [{ file: 'src/a.ts', severity: 'warning', count: 2, generation: 3 }] },
+    'diagnostics.severity': { diagnostics: [{ file: 'src/a.ts', severity: 'error', count: 1, generation: 3 }] },
+    'diagnostics.generation': { diagnostics: [{ file: 'src/a.ts', severity: 'warning', count: 1, generation: 4 }] },
+    'diagnostics.file': { diagnostics: [{ file: 'src/b.ts', severity: 'warning', count: 1, generation: 3 }] },
   }
   const seen = new Set([d0])
   for (const [name, change] of Object.entries(variants)) {
@@ -189,30 +225,40 @@ test('any change of patch, identity, worktree, base, head, paths, diffstat, chec
   assert.ok(!seen.has(wt2), 'another worktree path is another digest')
 })
 
-test('pending, accepted, rejected with reviewer and bounded note', () => {
+test('pending, accepted, rejected: reason is the reviewer\'s note on rejected, an explanation otherwise', () => {
   const { review, artifactInput } = createCodingPatchReviewManifest(input())
   const record = attach(artifactInput)
   assert.equal(assertCodingPatchAccepted({ review, artifact: record }).state, 'pending')
   decide(record, 1, 'rejected', { note: `needs tests\u001b[0m ${'x'.repeat(5000)}` })
   const o = assertCodingPatchAccepted({ review, artifact: record })
+  assert.deepEqual(Object.keys(o).sort(), ['reason', 'reviewer', 'state', 'version'])
   assert.equal(o.state, 'rejected')
-  assert.equal(o.reason, 'rejected')
   assert.equal(o.reviewer, 'user:ann')
-  assert.ok(o.note.startsWith('needs tests[0m '))
-  assert.ok(Buffer.byteLength(o.note) <= 2048)
+  assert.ok(o.reason.startsWith('needs tests[0m '), o.reason)
+  assert.ok(Buffer.byteLength(o.reason) <= 2048)
   // A later approval of the same revision wins over the earlier rejection.
-  decide(record, 1, 'approved', { reviewer: 'user:bo' })
-  assert.deepEqual(assertCodingPatchAccepted({ review, artifact: record }), { state: 'accepted', version: 1, reviewer: 'user:bo', reason: 'approved' })
+  decide(record, 1, 'approved', { reviewer: 'user:bo', note: 'lgtm' })
+  assert.deepEqual(assertCodingPatchAccepted({ review, artifact: record }), { state: 'accepted', version: 1, reviewer: 'user:bo' })
   // An unknown decision state never reads as acceptance.
   decide(record, 1, 'revoked')
-  assert.deepEqual(assertCodingPatchAccepted({ review, artifact: record }), { state: 'pending', version: 1, reason: 'unknown_decision' })
+  assert.deepEqual(assertCodingPatchAccepted({ review, artifact: record }), {
+    state: 'pending',
+    version: 1,
+    reason: 'decision for the bound revision is not approved',
+    rule: 'unknown_decision',
+  })
 })
 
 test('superseded: a new patch digest (no revision matches)', () => {
   const { review, artifactInput } = createCodingPatchReviewManifest(input())
   const record = decide(attach(artifactInput), 1, 'approved')
   record.revisions[0].hash = SHA2
-  assert.deepEqual(assertCodingPatchAccepted({ review, artifact: record }), { state: 'superseded', version: 1, reason: 'patch_changed' })
+  assert.deepEqual(assertCodingPatchAccepted({ review, artifact: record }), {
+    state: 'superseded',
+    version: 0,
+    reason: 'no artifact revision matches the patch digest',
+    rule: 'patch_changed',
+  })
 })
 
 test('superseded: a newer revision attached after the decision (stale acceptance refused)', () => {
@@ -220,11 +266,19 @@ test('superseded: a newer revision attached after the decision (stale acceptance
   const record = decide(attach(artifactInput), 1, 'approved')
   assert.equal(assertCodingPatchAccepted({ review, artifact: record }).state, 'accepted')
   revise(record, SHA2)
-  assert.deepEqual(assertCodingPatchAccepted({ review, artifact: record }), { state: 'superseded', version: 1, reason: 'newer_revision' })
+  assert.deepEqual(assertCodingPatchAccepted({ review, artifact: record }), {
+    state: 'superseded',
+    version: 1,
+    reason: 'a newer patch revision supersedes this acceptance',
+    rule: 'newer_revision',
+  })
   // The review of the new patch binds version 2 and starts pending.
   const next = createCodingPatchReviewManifest(input({ patch: { ...input().patch, sha256: SHA2 } }))
   record.revisions[1].preview = { review: next.review }
-  assert.deepEqual(assertCodingPatchAccepted({ review: next.review, artifact: record }), { state: 'pending', version: 2, reason: 'no_decision' })
+  assert.equal(assertCodingPatchAccepted({ review: next.review, artifact: record }).rule, 'no_decision')
+  // No cap on the record's revisions (the reference has none): ten revisions are read.
+  for (let i = 0; i < 8; i++) revise(record, SHA2)
+  assert.equal(assertCodingPatchAccepted({ review, artifact: record }).rule, 'newer_revision')
 })
 
 test('superseded: a changed review digest', () => {
@@ -232,15 +286,25 @@ test('superseded: a changed review digest', () => {
   const record = decide(attach(artifactInput), 1, 'approved')
   // A new review of the same patch bytes with different checks.
   const other = createCodingPatchReviewManifest(input({ checks: [{ name: 'build', exitCode: 1 }] })).review
-  assert.deepEqual(assertCodingPatchAccepted({ review: other, artifact: record }), { state: 'superseded', version: 1, reason: 'review_digest_changed' })
+  assert.deepEqual(assertCodingPatchAccepted({ review: other, artifact: record }), {
+    state: 'superseded',
+    version: 1,
+    reason: 'review digest changed after the decision (patch, identity, base, or head changed)',
+    rule: 'review_digest_changed',
+  })
   // The stored manifest's content edited, its digest kept.
   const tampered = structuredClone(record)
   tampered.revisions[0].preview.review.changedPaths.push('src/evil.ts')
-  assert.equal(assertCodingPatchAccepted({ review, artifact: tampered }).reason, 'review_digest_changed')
+  assert.equal(assertCodingPatchAccepted({ review, artifact: tampered }).rule, 'review_digest_changed')
   // No stored manifest.
   const bare = structuredClone(record)
   delete bare.revisions[0].preview
-  assert.deepEqual(assertCodingPatchAccepted({ review, artifact: bare }), { state: 'superseded', version: 1, reason: 'review_missing' })
+  assert.deepEqual(assertCodingPatchAccepted({ review, artifact: bare }), {
+    state: 'superseded',
+    version: 1,
+    reason: 'artifact revision carries no review binding',
+    rule: 'review_missing',
+  })
 })
 
 test('superseded: tampered identity, worktree, base or head in the stored preview', () => {
@@ -256,31 +320,48 @@ test('superseded: tampered identity, worktree, base or head in the stored previe
   for (const edit of edits) {
     const tampered = structuredClone(record)
     edit(tampered.revisions[0].preview.review)
-    assert.deepEqual(assertCodingPatchAccepted({ review, artifact: tampered }), { state: 'superseded', version: 1, reason: 'identity_changed' }, String(edit))
+    assert.deepEqual(
+      assertCodingPatchAccepted({ review, artifact: tampered }),
+      { state: 'superseded', version: 1, reason: 'repository/worktree/base/head identity changed after the decision', rule: 'identity_changed' },
+      String(edit),
+    )
   }
 })
 
-test('a forged review object is a BINDING error; a record of another thread or artifact is OWNERSHIP', () => {
+test('a review whose digest does not match its own content is superseded; another thread or artifact is OWNERSHIP', () => {
   const { review, artifactInput } = createCodingPatchReviewManifest(input())
   const record = decide(attach(artifactInput), 1, 'approved')
-  expectReviewError(() => assertCodingPatchAccepted({ review: { ...review, head: 'other' }, artifact: record }), 'ERR_PRISM_REVIEW_BINDING')
-  expectReviewError(() => assertCodingPatchAccepted({ review: { ...review, note: 'x' }, artifact: record }), 'ERR_PRISM_REVIEW_BINDING')
+  for (const forged of [{ ...review, head: 'other' }, { ...review, note: 'x' }, { ...review, digest: 'd'.repeat(64) }, { ...review, digest: 'not hex' }]) {
+    assert.deepEqual(assertCodingPatchAccepted({ review: forged, artifact: record }), {
+      state: 'superseded',
+      version: 1,
+      reason: 'review digest changed after the decision (patch, identity, base, or head changed)',
+      rule: 'review_digest_changed',
+    })
+  }
   // The unbound members may change.
   assert.equal(assertCodingPatchAccepted({ review: { ...review, reviewId: 'x', createdAt: '2000-01-01T00:00:00Z' }, artifact: record }).state, 'accepted')
   expectReviewError(() => assertCodingPatchAccepted({ review, artifact: { ...record, threadId: 'thread-2' } }), 'ERR_PRISM_REVIEW_OWNERSHIP')
   expectReviewError(() => assertCodingPatchAccepted({ review, artifact: { ...record, id: 'patch-2' } }), 'ERR_PRISM_REVIEW_OWNERSHIP')
 })
 
-test('the review revision cap (8 default / 32 hard) applies to the record', () => {
-  const { review, artifactInput } = createCodingPatchReviewManifest(input())
-  const record = attach(artifactInput)
-  for (let i = 0; i < 8; i++) revise(record, SHA2)
-  assert.equal(record.revisions.length, 9)
-  expectReviewError(() => assertCodingPatchAccepted({ review, artifact: record }), 'ERR_PRISM_REVIEW_LIMIT', /maxReviewRevisions/)
-  assert.equal(assertCodingPatchAccepted({ review, artifact: record, limits: { maxReviewRevisions: 9 } }).reason, 'newer_revision')
-  for (const bad of [0, 33, 1.5, -1, NaN, Infinity]) {
-    assert.throws(() => assertCodingPatchAccepted({ review, artifact: record, limits: { maxReviewRevisions: bad } }), RangeError, String(bad))
+test('limits are maxRevisions, maxDiagnostics, maxManifestBytes; resolveCodingReviewLimits fills the defaults', () => {
+  assert.deepEqual(resolveCodingReviewLimits(), { maxRevisions: 8, maxDiagnostics: 500, maxManifestBytes: 65536 })
+  assert.deepEqual(resolveCodingReviewLimits({ maxRevisions: 32, maxManifestBytes: 262144 }), { maxRevisions: 32, maxDiagnostics: 500, maxManifestBytes: 262144 })
+  for (const bad of [{ maxRevisions: 0 }, { maxRevisions: 33 }, { maxDiagnostics: 5001 }, { maxManifestBytes: 262145 }, { maxRevisions: 1.5 }, { maxRevisions: NaN }]) {
+    assert.throws(() => resolveCodingReviewLimits(bad), RangeError, JSON.stringify(bad))
   }
+  expectReviewError(() => resolveCodingReviewLimits({ maxReviewRevisions: 8 }), 'ERR_PRISM_REVIEW_INPUT', /maxReviewRevisions is not a known field/)
+  // maxRevisions caps the check summaries and, 250 per revision, changed paths and diffstat rows.
+  const checks = (n) => Array.from({ length: n }, (_, i) => ({ name: `c${i}`, exitCode: 0, summary: 'x' }))
+  expectReviewError(() => createCodingPatchReviewManifest(input({ checks: checks(9) })), 'ERR_PRISM_REVIEW_LIMIT', /maxRevisions is 8/)
+  assert.equal(createCodingPatchReviewManifest(input({ checks: checks(9), limits: { maxRevisions: 9 } })).review.checks.length, 9)
+  const paths = (n) => Array.from({ length: n }, (_, i) => `f/${i}`)
+  expectReviewError(() => createCodingPatchReviewManifest(input({ changedPaths: paths(501), limits: { maxRevisions: 2 } })), 'ERR_PRISM_REVIEW_LIMIT', /the cap is 500/)
+  assert.ok(createCodingPatchReviewManifest(input({ changedPaths: paths(500), limits: { maxRevisions: 2 } })))
+  // assertCodingPatchAccepted takes no limits (the reference's takes none).
+  const { review, artifactInput } = createCodingPatchReviewManifest(input())
+  expectReviewError(() => assertCodingPatchAccepted({ review, artifact: attach(artifactInput), limits: {} }), 'ERR_PRISM_REVIEW_INPUT', /input\.limits is not a known field/)
 })
 
 test('assertCodingPatchAccepted never mutates its input and accepts frozen input', () => {
@@ -292,7 +373,6 @@ test('assertCodingPatchAccepted never mutates its input and accepts frozen input
   deepFreeze(arg)
   const o = assertCodingPatchAccepted(arg)
   assert.equal(o.state, 'accepted')
-  assert.equal(o.note, 'ok ')
   assert.deepEqual(arg, before)
 })
 
@@ -307,6 +387,7 @@ test('patch bodies, commands, environment and unknown members are refused, never
     { checks: [{ name: 'build', exitCode: 0, env: { A: '1' } }] },
     { diffstat: [{ file: 'a', additions: 0, deletions: 0, patch: '+x' }] },
     { limits: { maxSomething: 1 } },
+    { schemaVersion: 1 },
   ]
   for (const c of cases) {
     expectReviewError(() => createCodingPatchReviewManifest(input(c)), 'ERR_PRISM_REVIEW_INPUT', /is not a known field/)
@@ -314,8 +395,8 @@ test('patch bodies, commands, environment and unknown members are refused, never
   expectReviewError(() => createCodingPatchReviewManifest(input({ patch: { ...base.patch, body: 'x' } })), 'ERR_PRISM_REVIEW_INPUT', /input\.patch\.body.*never embeds patch bodies/)
   // And nothing of an accepted input is more than its known fields.
   const { review, artifactInput } = createCodingPatchReviewManifest(input())
-  assert.deepEqual(Object.keys(review).sort(), ['artifactId', 'base', 'changedPaths', 'checks', 'createdAt', 'diagnostics', 'diffstat', 'digest', 'head', 'identity', 'patch', 'reviewId', 'state', 'threadId'])
-  assert.deepEqual(Object.keys(artifactInput), ['threadId', 'id', 'uri', 'mime', 'hash', 'size', 'preview'])
+  assert.deepEqual(Object.keys(review).sort(), ['artifactId', 'base', 'changedPaths', 'checks', 'createdAt', 'diagnostics', 'diffstat', 'digest', 'head', 'identity', 'patch', 'reviewId', 'schemaVersion', 'state', 'threadId'])
+  assert.deepEqual(Object.keys(artifactInput), ['threadId', 'id', 'uri', 'mime', 'hash', 'size', 'title', 'preview'])
 })
 
 test('URIs that are local paths, embedded bodies or carry credentials are refused', () => {
@@ -335,30 +416,35 @@ test('summaries are stripped of control characters', () => {
     ],
   }))
   assert.deepEqual(review.checks, [
-    { name: 'lint', exitCode: 0 },
+    { name: 'lint', exitCode: 0, summary: '' },
     { name: 'test', exitCode: 1, summary: '[31m2 failed[0m\n- a\tb' },
   ])
 })
 
-test('caps are charged before retaining: diagnostics, manifest bytes, check summaries, URIs, input size', () => {
-  const diag = (n) => Array.from({ length: n }, (_, i) => ({ file: `f${i}.ts`, errors: 1, warnings: 0 }))
-  expectReviewError(() => createCodingPatchReviewManifest(input({ diagnostics: diag(501) })), 'ERR_PRISM_REVIEW_LIMIT', /maxDiagnosticSummaries/)
+test('caps are charged before retaining: diagnostics, checks, paths, manifest bytes, check summaries, URIs, input size', () => {
+  const diag = (n) => Array.from({ length: n }, (_, i) => ({ file: `f${i}.ts`, severity: 'error', count: 1, generation: 1 }))
+  expectReviewError(() => createCodingPatchReviewManifest(input({ diagnostics: diag(501) })), 'ERR_PRISM_REVIEW_LIMIT', /maxDiagnostics is 500/)
   // Counted before entries are read: 501 garbage entries are a LIMIT error, not an INPUT error.
   expectReviewError(() => createCodingPatchReviewManifest(input({ diagnostics: Array(501).fill(null) })), 'ERR_PRISM_REVIEW_LIMIT')
-  assert.equal(createCodingPatchReviewManifest(input({ diagnostics: diag(501), limits: { maxDiagnosticSummaries: 501 } })).review.diagnostics.length, 501)
-  expectReviewError(() => createCodingPatchReviewManifest(input({ diagnostics: diag(5001), limits: { maxDiagnosticSummaries: 5000 } })), 'ERR_PRISM_REVIEW_LIMIT')
+  expectReviewError(() => createCodingPatchReviewManifest(input({ checks: Array(9).fill(null) })), 'ERR_PRISM_REVIEW_LIMIT')
+  assert.equal(createCodingPatchReviewManifest(input({ diagnostics: diag(501), limits: { maxDiagnostics: 501 } })).review.diagnostics.length, 501)
+  expectReviewError(() => createCodingPatchReviewManifest(input({ diagnostics: diag(5001), limits: { maxDiagnostics: 5000 } })), 'ERR_PRISM_REVIEW_LIMIT')
 
-  const paths = Array.from({ length: 3000 }, (_, i) => `src/dir-${i}/file-${i}.ts`)
+  const paths = Array.from({ length: 1900 }, (_, i) => `src/components/dir-${i}/file-${i}.tsx`)
   expectReviewError(() => createCodingPatchReviewManifest(input({ changedPaths: paths })), 'ERR_PRISM_REVIEW_LIMIT', /maxManifestBytes/)
   const big = createCodingPatchReviewManifest(input({ changedPaths: paths, limits: { maxManifestBytes: 256 * 1024 } }))
-  assert.equal(big.review.changedPaths.length, 3000)
+  assert.equal(big.review.changedPaths.length, 1900)
+  expectReviewError(() => createCodingPatchReviewManifest(input({ changedPaths: [...paths, ...paths.map((p) => `x/${p}`)] })), 'ERR_PRISM_REVIEW_LIMIT', /changedPaths has 3800 paths; the cap is 2000/)
   // The cap is on the manifest's JSON bytes, exactly.
   const exact = Buffer.byteLength(JSON.stringify(createCodingPatchReviewManifest(input({ createdAt: '2026-01-01T00:00:00.000Z' })).review))
   assert.ok(createCodingPatchReviewManifest(input({ createdAt: '2026-01-01T00:00:00.000Z', limits: { maxManifestBytes: exact } })))
   expectReviewError(() => createCodingPatchReviewManifest(input({ createdAt: '2026-01-01T00:00:00.000Z', limits: { maxManifestBytes: exact - 1 } })), 'ERR_PRISM_REVIEW_LIMIT')
+  expectReviewError(() => createCodingPatchReviewManifest(input({ limits: { maxManifestBytes: 64 } })), 'ERR_PRISM_REVIEW_LIMIT')
 
   expectReviewError(() => createCodingPatchReviewManifest(input({ checks: [{ name: 'b', exitCode: 0, summary: 'é'.repeat(4097) }] })), 'ERR_PRISM_REVIEW_LIMIT', /input\.checks\[0\]\.summary/)
   assert.ok(createCodingPatchReviewManifest(input({ checks: [{ name: 'b', exitCode: 0, summary: 'é'.repeat(4096) }] })))
+  // Charged after control characters are stripped (what is kept is what counts).
+  assert.ok(createCodingPatchReviewManifest(input({ checks: [{ name: 'b', exitCode: 0, summary: `${'x'.repeat(8192)}\u0007\u0007` }] })))
   expectReviewError(() => createCodingPatchReviewManifest(input({ patch: { ...input().patch, uri: `https://h/${'a'.repeat(2039)}` } })), 'ERR_PRISM_REVIEW_LIMIT', /input\.patch\.uri/)
   assert.ok(createCodingPatchReviewManifest(input({ patch: { ...input().patch, uri: `https://h/${'a'.repeat(2038)}` } })))
   expectReviewError(() => createCodingPatchReviewManifest(input({ threadId: 'x'.repeat(5 * 1024 * 1024) })), 'ERR_PRISM_REVIEW_LIMIT')
@@ -366,8 +452,8 @@ test('caps are charged before retaining: diagnostics, manifest bytes, check summ
 
 test('limits outside 1..hard are RangeErrors, never clamped', () => {
   const cases = [
-    { maxReviewRevisions: 0 }, { maxReviewRevisions: 33 },
-    { maxDiagnosticSummaries: 0 }, { maxDiagnosticSummaries: 5001 },
+    { maxRevisions: 0 }, { maxRevisions: 33 },
+    { maxDiagnostics: 0 }, { maxDiagnostics: 5001 },
     { maxManifestBytes: 0 }, { maxManifestBytes: 256 * 1024 + 1 },
     { maxManifestBytes: 1.5 }, { maxManifestBytes: -5 }, { maxManifestBytes: NaN }, { maxManifestBytes: Infinity },
   ]
@@ -419,9 +505,16 @@ test('every field is validated with ERR_PRISM_REVIEW_INPUT naming it', () => {
     ['input.checks[0].exitCode', { checks: [{ name: 'b' }] }],
     ['input.checks[0].summary', { checks: [{ name: 'b', exitCode: 0, summary: 5 }] }],
     ['input.checks', { checks: [{ name: 'b', exitCode: 0 }, { name: 'b', exitCode: 1 }] }],
-    ['input.diagnostics[0].errors', { diagnostics: [{ file: 'a', errors: '1', warnings: 0 }] }],
-    ['input.diagnostics[0].hints', { diagnostics: [{ file: 'a', errors: 0, warnings: 0, hints: -2 }] }],
-    ['input.diagnostics[0].file', { diagnostics: [{ file: 'a/../../b', errors: 0, warnings: 0 }] }],
+    ['input.diagnostics[0].count', { diagnostics: [{ file: 'a', severity: 'error', count: '1', generation: 0 }] }],
+    ['input.diagnostics[0].generation', { diagnostics: [{ file: 'a', severity: 'error', count: 0, generation: -2 }] }],
+    ['input.diagnostics[0].severity', { diagnostics: [{ file: 'a', severity: 'Error', count: 0, generation: 0 }] }],
+    ['input.diagnostics[0].file', { diagnostics: [{ file: 'a/../../b', severity: 'error', count: 0, generation: 0 }] }],
+    ['input.threadId', { threadId: 'bad thread' }], ['input.threadId', { threadId: '-leading' }], ['input.artifactId', { artifactId: 'a/b' }],
+    ['input.identity.repositoryId', { identity: { ...base.identity, repositoryId: 'acme/app' } }],
+    ['input.identity.defaultBranch', { identity: { ...base.identity, defaultBranch: 'a..b' } }],
+    ['input.base', { base: 'a..b' }], ['input.head', { head: 'has space' }], ['input.head', { head: 'HEAD~1' }],
+    ['input.head', { head: 'topic.lock' }], ['input.head', { head: 'a\u0007b' }], ['input.head', { head: 'x'.repeat(256) }],
+    ['input.checks[0].name', { checks: [{ name: 'bad name', exitCode: 0 }] }], ['input.checks[0].name', { checks: [{ name: 'a.b', exitCode: 0 }] }],
     ['input.reviewId', { reviewId: '' }], ['input.reviewId', { reviewId: 3 }],
     ['input.createdAt', { createdAt: 'yesterday' }], ['input.createdAt', { createdAt: '2026-01-01T00:00:00+02:00' }],
     ['input.createdAt', { createdAt: '2026-02-30T00:00:00Z' }], ['input.createdAt', { createdAt: new Date(0).getTime() }],
@@ -465,7 +558,7 @@ test('malformed artifact records are INPUT errors', () => {
   const { review, artifactInput } = createCodingPatchReviewManifest(input())
   const record = attach(artifactInput)
   const mutations = [
-    { revisions: null }, { revisions: {} }, { revisions: [] }, { revisions: [null] },
+    { revisions: null }, { revisions: {} }, { revisions: [null] },
     { revisions: [{ version: 0, hash: SHA }] }, { revisions: [{ version: '1', hash: SHA }] },
     { revisions: [{ version: 1 }] }, { revisions: [{ version: 1, hash: SHA }, { version: 1, hash: SHA2 }] },
     { approvals: {} }, { approvals: [7] }, { approvals: [{ state: 'approved' }] }, { approvals: [{ version: 1 }] },
@@ -475,6 +568,8 @@ test('malformed artifact records are INPUT errors', () => {
     expectReviewError(() => assertCodingPatchAccepted({ review, artifact: { ...record, ...m } }), 'ERR_PRISM_REVIEW_INPUT')
   }
   expectReviewError(() => assertCodingPatchAccepted({ review, artifact: [record] }), 'ERR_PRISM_REVIEW_INPUT')
+  // A record without revisions binds nothing: superseded, as in the reference.
+  assert.equal(assertCodingPatchAccepted({ review, artifact: { ...record, revisions: [] } }).rule, 'patch_changed')
   expectReviewError(() => assertCodingPatchAccepted({ review: null, artifact: record }), 'ERR_PRISM_REVIEW_INPUT')
   expectReviewError(() => assertCodingPatchAccepted({ review, artifact: record, extra: 1 }), 'ERR_PRISM_REVIEW_INPUT')
 })

@@ -1,5 +1,5 @@
 // `npm run bench -- review`: a coding patch review manifest with 1 500 changed paths,
-// 1 500 diffstat rows and 500 diagnostic summaries, against the floor of JSON.stringify +
+// 1 500 diffstat rows and 500 diagnostic summary rows, against the floor of JSON.stringify +
 // SHA-256 (node:crypto) of the same input, measured in the same run. Target: at most 2x.
 // Two orders of the same content: git's (paths sorted, as `git diff --numstat` prints them)
 // and shuffled (the manifest sorts them).
@@ -42,7 +42,8 @@ function shuffled(list, seed) {
 export function workload({ shuffle }) {
   let files = Array.from({ length: 1500 }, (_, i) => `packages/module-${String(i % 41).padStart(2, '0')}/src/components/file-${String(i).padStart(4, '0')}.ts`).sort()
   const diffstat = files.map((file, i) => ({ file, additions: (i * 7) % 300, deletions: (i * 3) % 120 }))
-  let diagnostics = files.filter((_, i) => i % 3 === 0).map((file, i) => ({ file, errors: i % 3, warnings: i % 5, information: i % 2, hints: 0 }))
+  const severities = ['error', 'warning', 'info', 'hint']
+  let diagnostics = files.filter((_, i) => i % 3 === 0).map((file, i) => ({ file, severity: severities[i % 4], count: 1 + (i % 5), generation: 3 }))
   let rows = diffstat
   if (shuffle) {
     files = shuffled(files, 1)
@@ -52,7 +53,7 @@ export function workload({ shuffle }) {
   return {
     threadId: 'thread-bench',
     artifactId: 'patch-bench',
-    identity: { repositoryId: 'acme/app', remoteFingerprint: 'a'.repeat(64), defaultBranch: 'main', worktreePath: 'worktrees/bench' },
+    identity: { repositoryId: 'acme-app', remoteFingerprint: 'a'.repeat(64), defaultBranch: 'main', worktreePath: 'worktrees/bench' },
     base: 'main',
     head: 'feature/bench',
     patch: { kind: 'patch', uri: 'artifacts/patch-bench.patch', sha256: 'b'.repeat(64), bytes: 1_234_567 },
@@ -61,7 +62,7 @@ export function workload({ shuffle }) {
     checks: [
       { name: 'build', exitCode: 0, summary: 'compiled 1 500 files' },
       { name: 'test', exitCode: 1, summary: '3 failing tests\n- a\n- b\n- c' },
-      { name: 'lint', exitCode: 0 },
+      { name: 'lint', exitCode: 0, summary: '' },
     ],
     diagnostics,
     limits: { maxManifestBytes: 256 * 1024 },

@@ -12,15 +12,11 @@
 const native = require('./native.js')
 const { ArtifactError, callNative, callNativeAsync, toJson, typeError, describe, isObject } = require('./errors.js')
 const { toStoreHandle, registerSignal, releaseSignal } = require('./store.js')
-
-const MARKER = '[REDACTED]'
-const MAX_REDACT_DEPTH = 64
+const { createSecretRedactor, nativeRedactors } = require('./redaction.js')
 // The service's method names and the checkpoint namespace: Rust's (src/artifacts/).
 const CONSTANTS = JSON.parse(native.artifactsConstants())
 const OPERATIONS = CONSTANTS.operations
 
-/** redactor object → its native handle (only redactors made by createSecretRedactor). */
-const nativeRedactors = new WeakMap()
 let emptyRedactor
 let neverAborted
 
@@ -30,80 +26,6 @@ function invalidInput(message, options) {
 
 function isPlainObject(v) {
   return v !== null && typeof v === 'object' && !Array.isArray(v)
-}
-
-// A JSON-safe copy of any value: cycles and nesting deeper than MAX_REDACT_DEPTH become the
-// marker, BigInt becomes its decimal text, functions/symbols/undefined are dropped (null in
-// arrays), and a throwing getter or toJSON becomes the marker. Never throws.
-function toPlain(value, depth, seen) {
-  switch (typeof value) {
-    case 'string':
-    case 'boolean':
-      return value
-    case 'number':
-      return Number.isFinite(value) ? value : null
-    case 'bigint':
-      return value.toString()
-    case 'undefined':
-    case 'function':
-    case 'symbol':
-      return undefined
-  }
-  if (value === null) return null
-  if (depth > MAX_REDACT_DEPTH || seen.has(value)) return MARKER
-  seen.add(value)
-  try {
-    if (typeof value.toJSON === 'function') return toPlain(value.toJSON(), depth + 1, seen)
-    if (Array.isArray(value)) {
-      const out = []
-      for (let i = 0; i < value.length; i++) {
-        const v = toPlain(value[i], depth + 1, seen)
-        out.push(v === undefined ? null : v)
-      }
-      return out
-    }
-    const out = {}
-    const put = (k, v) => Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true })
-    if (value instanceof Error) {
-      put('name', toPlain(value.name, depth + 1, seen))
-      put('message', toPlain(value.message, depth + 1, seen))
-    }
-    for (const k of Object.keys(value)) {
-      let v
-      try {
-        v = toPlain(value[k], depth + 1, seen)
-      } catch {
-        v = MARKER
-      }
-      if (v !== undefined) put(k, v)
-    }
-    return out
-  } catch {
-    return MARKER
-  } finally {
-    seen.delete(value)
-  }
-}
-
-/**
- * A redactor over `secrets`: every occurrence of each non-empty secret in string values,
- * object keys and number texts becomes "[REDACTED]"; depth-bounded and cycle-safe.
- */
-function createSecretRedactor(secrets) {
-  if (!Array.isArray(secrets)) throw typeError('createSecretRedactor(secrets): secrets must be an array of strings')
-  for (let i = 0; i < secrets.length; i++) {
-    if (typeof secrets[i] !== 'string') throw typeError(`createSecretRedactor(secrets): secrets[${i}] must be a string`)
-  }
-  const handle = callNative(() => new native.SecretRedactorHandle(JSON.stringify(secrets)))
-  const redactor = Object.freeze({
-    redact(value) {
-      const plain = toPlain(value, 0, new Set())
-      if (plain === undefined) return undefined
-      return JSON.parse(callNative(() => handle.redact(JSON.stringify(plain))))
-    },
-  })
-  nativeRedactors.set(redactor, handle)
-  return redactor
 }
 
 function limitsJson(limits) {

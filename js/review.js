@@ -1,5 +1,6 @@
 'use strict'
-// Coding patch review: createCodingPatchReviewManifest, assertCodingPatchAccepted.
+// Coding patch review: createCodingPatchReviewManifest, assertCodingPatchAccepted,
+// resolveCodingReviewLimits.
 // Every failure is a CodingPatchReviewError (or a RangeError for a limit outside 1..hard).
 //
 // createCodingPatchReviewManifest has two paths to the one native core:
@@ -80,17 +81,17 @@ function readColumns(input) {
   const paths = rest.changedPaths
   const rows = rest.diffstat
   const diags = rest.diagnostics
-  if (!Array.isArray(paths) || paths.toJSON !== undefined) return null
-  if (!Array.isArray(rows) || rows.toJSON !== undefined) return null
-  if (diags !== undefined && (!Array.isArray(diags) || diags.toJSON !== undefined)) return null
-  const np = paths.length
-  const nr = rows.length
+  // Each list is optional (absent means empty, as in JSON); present, it must be an array.
+  const isList = (v) => v === undefined || (Array.isArray(v) && v.toJSON === undefined)
+  if (!isList(paths) || !isList(rows) || !isList(diags)) return null
+  const np = paths === undefined ? 0 : paths.length
+  const nr = rows === undefined ? 0 : rows.length
   const ng = diags === undefined ? 0 : diags.length
   // (A Proxy may report any length; JSON.stringify would coerce it.)
   if (!isCount(np) || !isCount(nr) || !isCount(ng) || np + nr + ng > COLUMNS_MAX_ENTRIES) return null
-  const strs = new Array(np + nr + ng)
-  const lens = new Uint32Array(np + nr + ng)
-  const nums = new Float64Array(nr * 2 + ng * 4)
+  const strs = new Array(np + nr + 2 * ng)
+  const lens = new Uint32Array(np + nr + 2 * ng)
+  const nums = new Float64Array(nr * 2 + ng * 2)
   let units = 0
   for (let i = 0; i < np; i++) {
     const p = paths[i]
@@ -120,24 +121,21 @@ function readColumns(input) {
     const g = diags[i]
     if (!isPlainRow(g)) return null
     for (const k in g) {
-      if (k !== 'file' && k !== 'errors' && k !== 'warnings' && k !== 'information' && k !== 'hints') return null
+      if (k !== 'file' && k !== 'severity' && k !== 'count' && k !== 'generation') return null
     }
     const file = g.file
-    const errors = g.errors
-    const warnings = g.warnings
-    let information = g.information
-    let hints = g.hints
-    if (information === undefined) information = 0
-    if (hints === undefined) hints = 0
-    if (typeof file !== 'string' || !isCount(errors) || !isCount(warnings) || !isCount(information) || !isCount(hints)) return null
-    strs[np + nr + i] = file
-    lens[np + nr + i] = file.length
-    units += file.length
-    const at = base + 4 * i
-    nums[at] = errors + 0
-    nums[at + 1] = warnings + 0
-    nums[at + 2] = information + 0
-    nums[at + 3] = hints + 0
+    const severity = g.severity
+    const count = g.count
+    const generation = g.generation
+    if (typeof file !== 'string' || typeof severity !== 'string' || !isCount(count) || !isCount(generation)) return null
+    const at = np + nr + 2 * i
+    strs[at] = file
+    lens[at] = file.length
+    strs[at + 1] = severity
+    lens[at + 1] = severity.length
+    units += file.length + severity.length
+    nums[base + 2 * i] = count + 0
+    nums[base + 2 * i + 1] = generation + 0
   }
   rest.changedPaths = []
   rest.diffstat = []
@@ -146,9 +144,9 @@ function readColumns(input) {
   if (typeof restText !== 'string') return null
   // An upper bound of the whole input's JSON size in UTF-8 bytes (a code unit is at most
   // 6 bytes escaped, 3 raw; quotes, commas, member names and up to 16 digits per count are
-  // at most 3 per path, 70 per diffstat row, 122 per diagnostic summary): beyond the cap,
-  // the JSON text path gives its usual LIMIT error.
-  if (3 * restText.length + 6 * units + 3 * np + 80 * nr + 130 * ng > MANIFEST_INPUT_BYTES) return null
+  // at most 3 per path, 70 per diffstat row, 80 per diagnostic row): beyond the cap, the
+  // JSON text path gives its usual LIMIT error.
+  if (3 * restText.length + 6 * units + 3 * np + 80 * nr + 90 * ng > MANIFEST_INPUT_BYTES) return null
   return { restText, strs, lens, nums, np, nr, ng }
 }
 
@@ -170,26 +168,14 @@ function manifestViaColumns(c) {
   const base = 2 * nr
   for (let j = 0; j < c2; j++) {
     const i = order[c0 + c1 + j]
-    const at = base + 4 * i
-    diagnostics.push({ errors: nums[at], file: strs[np + nr + i], hints: nums[at + 3], information: nums[at + 2], warnings: nums[at + 1] })
+    const at = np + nr + 2 * i
+    diagnostics.push({ count: nums[base + 2 * i], file: strs[at], generation: nums[base + 2 * i + 1], severity: strs[at + 1] })
   }
-  const r = s.r
-  const review = {
-    reviewId: r.reviewId,
-    createdAt: r.createdAt,
-    state: r.state,
-    digest: r.digest,
-    artifactId: r.artifactId,
-    base: r.base,
-    changedPaths,
-    checks: r.checks,
-    diagnostics,
-    diffstat,
-    head: r.head,
-    identity: r.identity,
-    patch: r.patch,
-    threadId: r.threadId,
-  }
+  // The manifest text holds the three lists empty, in place: fill them from our copies.
+  const review = s.r
+  review.changedPaths = changedPaths
+  review.diagnostics = diagnostics
+  review.diffstat = diffstat
   const artifactInput = s.a
   artifactInput.preview = { review }
   return { review, artifactInput }
@@ -224,7 +210,16 @@ function assertCodingPatchAccepted(input) {
   return JSON.parse(callNative(native.reviewAssertAccepted, encode(input, ASSERT_INPUT_BYTES)))
 }
 
-module.exports = { createCodingPatchReviewManifest, assertCodingPatchAccepted }
+/**
+ * `{ maxRevisions, maxDiagnostics, maxManifestBytes }` with the defaults filled in; a value
+ * outside `1..hard` is a RangeError.
+ */
+function resolveCodingReviewLimits(options) {
+  const text = options === undefined ? 'null' : toJson(options, inputError)
+  return JSON.parse(callNative(native.reviewResolveLimits, text))
+}
+
+module.exports = { createCodingPatchReviewManifest, assertCodingPatchAccepted, resolveCodingReviewLimits }
 
 // For the tests that compare the two paths (not part of the package API: not enumerable,
 // so index.js does not re-export it).

@@ -417,11 +417,8 @@ export interface ArtifactReviewEvent extends OwnershipScope {
 /** The `onDecision` audit event, as the reference's `ArtifactDecisionEvent`. */
 export type ArtifactDecisionEvent = ArtifactContentEvent | ArtifactReviewEvent
 
-/** Redacts registered secrets out of any value. */
-export interface SecretRedactor {
-  /** A redacted JSON-safe copy of `value` (strings, keys and number texts). */
-  redact<T>(value: T): T
-}
+export { createSecretRedactor, type SecretRedactor } from './redaction'
+import type { SecretRedactor } from './redaction'
 
 /** Options of {@link createArtifactService}. */
 export interface CreateArtifactServiceOptions {
@@ -470,9 +467,6 @@ export declare function createArtifactService(
   store: CheckpointStore,
   options: CreateArtifactServiceOptions,
 ): ArtifactService & { readonly limits: ResolvedArtifactLimits }
-
-/** A redactor over `secrets` (empty strings are ignored). Its redaction runs natively in the service. */
-export declare function createSecretRedactor(secrets: readonly string[]): SecretRedactor
 
 /** The frozen resolved caps; a value outside `1..hard` is a `RangeError`, an unknown name a `TypeError`. */
 export declare function resolveArtifactLimits(limits?: ArtifactLimits): ResolvedArtifactLimits

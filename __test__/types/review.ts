@@ -1,61 +1,140 @@
-// The seed's coding-review example (seed 000, "Review lifecycle"), compiled under
-// tsc --strict. Changes from the seed: the import path is 'prism-review'; the seed's second
-// import (createArtifactService from the artifact service package) is replaced by the
-// `declare const artifacts` below, because this file only checks the review typings; the
-// free variables the example uses are declared; and the body is wrapped in an async
-// function because this file is compiled as CommonJS (no top-level await).
-import { createCodingPatchReviewManifest, assertCodingPatchAccepted } from 'prism-review'
-import type { CodingPatchArtifactInput, CodingPatchReviewArtifact, CodingPatchReviewState, CodingPatchReviewReason } from 'prism-review'
+// Coding patch review typings, compiled under tsc --strict: the seed's example (seed 000,
+// "Review lifecycle") and code written against @arnilo/prism's review types (its type
+// names, `Parameters<>`/`Partial<>` helpers over them, spreads of a manifest), with only the
+// import path changed to 'prism-review'.
+import {
+  assertCodingPatchAccepted,
+  CodingPatchReviewError,
+  createArtifactService,
+  createCodingPatchReviewManifest,
+  createMemoryCheckpointStore,
+  createSecretRedactor,
+  resolveCodingReviewLimits,
+} from 'prism-review'
+import type {
+  AssertCodingPatchAcceptedInput,
+  AssertCodingPatchAcceptedResult,
+  CodingPatchReview,
+  CodingPatchReviewCheckSummary,
+  CodingPatchReviewDiagnosticSummary,
+  CodingPatchReviewDiffstatEntry,
+  CodingPatchReviewErrorCode,
+  CodingPatchReviewIdentity,
+  CodingPatchReviewRule,
+  CodingPatchReviewState,
+  CodingReviewArtifactInput,
+  CodingReviewArtifactRecord,
+  CodingReviewLimits,
+  CreateCodingPatchReviewInput,
+  ResolvedCodingReviewLimits,
+  ReviewDiagnosticSeverity,
+} from 'prism-review'
 
 declare const sha256Fingerprint: string
 declare const patchSha: string
 declare const ownership: { tenantId?: string; accountId?: string; userId?: string }
-declare const identity: { tenantId: string; principal: { kind: string; id: string }; scopes: string[]; issuedAt: string; verified: true }
 declare const artifacts: {
-  attach(input: CodingPatchArtifactInput & { ownership: typeof ownership; identity: typeof identity }): Promise<CodingPatchReviewArtifact & { latestVersion?: number }>
+  attach(input: CodingReviewArtifactInput & { ownership: typeof ownership }): Promise<CodingReviewArtifactRecord>
 }
 
+// The seed's example, unchanged but for the import path and the free variables above.
 export async function seedExample(): Promise<CodingPatchReviewState> {
   const { review, artifactInput } = createCodingPatchReviewManifest({
-    threadId: "thread-1",
-    artifactId: "patch-1",
-    identity: { repositoryId: "app", remoteFingerprint: sha256Fingerprint, defaultBranch: "main" },
-    base: "main",
-    head: "feature-1",
-    patch: { kind: "patch", uri: "artifacts/patch-1.patch", sha256: patchSha, bytes: 4096 },
-    changedPaths: ["src/a.ts"],
-    diffstat: [{ file: "src/a.ts", additions: 10, deletions: 2 }],
-    checks: [{ name: "build", exitCode: 0, summary: "ok" }],
-  });
-  const record = await artifacts.attach({ ...artifactInput, ownership, identity });
-
-  // later, after a human approve/reject on the artifact:
-  const outcome = assertCodingPatchAccepted({ review, artifact: record });
-  // outcome.state: "accepted" | "rejected" | "pending" | "superseded"
+    threadId: 'thread-1',
+    artifactId: 'patch-1',
+    identity: { repositoryId: 'app', remoteFingerprint: sha256Fingerprint, defaultBranch: 'main' },
+    base: 'main',
+    head: 'feature-1',
+    patch: { kind: 'patch', uri: 'artifacts/patch-1.patch', sha256: patchSha, bytes: 4096 },
+    changedPaths: ['src/a.ts'],
+    diffstat: [{ file: 'src/a.ts', additions: 10, deletions: 2 }],
+    checks: [{ name: 'build', exitCode: 0, summary: 'ok' }],
+  })
+  const record = await artifacts.attach({ ...artifactInput, ownership })
+  const outcome = assertCodingPatchAccepted({ review, artifact: record })
   return outcome.state
 }
 
-// The unions are exact: each literal is assignable, and a typo is not.
-export const states: CodingPatchReviewState[] = ['pending', 'accepted', 'rejected', 'superseded']
-export const reasons: CodingPatchReviewReason[] = ['no_decision', 'approved', 'patch_changed', 'newer_revision', 'identity_changed', 'review_digest_changed']
-// @ts-expect-error 'approved' is a reason, not a state
-export const notAState: CodingPatchReviewState = 'approved'
+// Input builders typed through the function's own parameter type.
+type ManifestInput = Parameters<typeof createCodingPatchReviewManifest>[0]
+const sha = (c: string): string => c.repeat(64)
 
-export function describeOutcome(review: ReturnType<typeof createCodingPatchReviewManifest>['review'], artifact: CodingPatchReviewArtifact): string {
-  const o = assertCodingPatchAccepted({ review, artifact, limits: { maxReviewRevisions: 32 } })
-  const state: 'pending' | 'accepted' | 'rejected' | 'superseded' = o.state
-  const who: string | undefined = o.reviewer
-  // @ts-expect-error the manifest is read-only
-  review.digest = 'x'
-  return `${state}:${o.reason}:${o.version}:${who ?? ''}:${review.changedPaths.length}:${review.diagnostics.map((d) => d.hints).join()}`
+export function manifestInput(overrides?: Partial<ManifestInput>): ManifestInput {
+  const identity: CodingPatchReviewIdentity = { repositoryId: 'app', remoteFingerprint: sha('a'), defaultBranch: 'main', worktreePath: 'wt/1' }
+  const diagnostics: CodingPatchReviewDiagnosticSummary[] = [{ file: 'src/a.ts', severity: 'warning', count: 2, generation: 1 }]
+  const diffstat: CodingPatchReviewDiffstatEntry[] = [{ file: 'src/a.ts', additions: 1, deletions: 0 }]
+  const checks: CodingPatchReviewCheckSummary[] = [{ name: 'lint', exitCode: 1, summary: '2 problems' }]
+  return {
+    threadId: 't-1',
+    artifactId: 'p-1',
+    identity,
+    base: 'main',
+    head: 'topic',
+    patch: { kind: 'diff', uri: 'artifacts/p.diff', sha256: sha('b'), bytes: 10 },
+    changedPaths: ['src/a.ts'],
+    diffstat,
+    checks,
+    diagnostics,
+    ...overrides,
+  }
 }
 
-// The manifest and the artifact input are plain JSON-shaped types: they fit a host's
-// JSON-valued preview type without casts.
-type Json = string | number | boolean | null | Json[] | { [key: string]: Json }
-export function asJson(r: ReturnType<typeof createCodingPatchReviewManifest>): { [key: string]: Json } {
-  const preview: Record<string, Json> = r.artifactInput.preview
-  const input: Record<string, unknown> = r.artifactInput
-  void input
+export function recordOf(review: CodingPatchReview, overrides?: Partial<CodingReviewArtifactRecord>): CodingReviewArtifactRecord {
+  return {
+    id: review.artifactId,
+    threadId: review.threadId,
+    revisions: [{ version: 1, hash: review.patch.sha256, uri: review.patch.uri, preview: { review } }],
+    approvals: [{ version: 1, state: 'rejected', reviewer: 'user:ann', note: 'split it' }],
+    ...overrides,
+  }
+}
+
+export function roundTrip(): [CodingPatchReviewState, string | undefined, CodingPatchReviewRule | undefined] {
+  const limits: CodingReviewLimits = { maxRevisions: 32, maxDiagnostics: 5000, maxManifestBytes: 262144 }
+  const input: CreateCodingPatchReviewInput = manifestInput({ limits, createdAt: '2026-08-16T00:00:00.000Z', reviewId: 'r-1' })
+  const { review, artifactInput } = createCodingPatchReviewManifest(input)
+  const schema: 1 = review.schemaVersion
+  void schema
+  const embedded = artifactInput.preview?.review as CodingPatchReview | undefined
+  const title: string = artifactInput.title
+  void title
+  // A manifest spread with an edited identity is still a CodingPatchReview.
+  const tampered: CodingPatchReview = { ...review, identity: { ...review.identity, defaultBranch: 'other' } }
+  const arg: AssertCodingPatchAcceptedInput = { review: embedded ?? tampered, artifact: recordOf(review) }
+  const result: AssertCodingPatchAcceptedResult = assertCodingPatchAccepted(arg)
+  return [result.state, result.reason, result.rule]
+}
+
+// A record from this package's artifact service fits the record type as it is.
+export async function fromTheService(): Promise<AssertCodingPatchAcceptedResult> {
+  const service = createArtifactService(createMemoryCheckpointStore(), { redactor: createSecretRedactor([undefined, 'x']), linkSecret: 'l'.repeat(32) })
+  const { review, artifactInput } = createCodingPatchReviewManifest(manifestInput())
+  const record = await service.attach({ ...artifactInput, ownership: { tenantId: 't' } })
+  return assertCodingPatchAccepted({ review, artifact: record })
+}
+
+export function limitsAndErrors(e: unknown): ResolvedCodingReviewLimits | CodingPatchReviewErrorCode {
+  if (e instanceof CodingPatchReviewError) return e.code
+  return resolveCodingReviewLimits({ maxRevisions: 9 })
+}
+
+// The unions are exact: each literal is assignable, and a typo is not.
+export const severities: ReviewDiagnosticSeverity[] = ['error', 'warning', 'info', 'hint']
+export const rules: CodingPatchReviewRule[] = ['no_decision', 'patch_changed', 'newer_revision', 'identity_changed', 'review_digest_changed']
+// @ts-expect-error 'information' is the LSP word; a summary row says 'info'
+export const notASeverity: ReviewDiagnosticSeverity = 'information'
+// @ts-expect-error 'approved' is a decision, not a state
+export const notAState: CodingPatchReviewState = 'approved'
+// @ts-expect-error the old limit names are gone
+export const oldLimits: CodingReviewLimits = { maxReviewRevisions: 8 }
+export function readOnly(review: CodingPatchReview): void {
+  // @ts-expect-error the manifest is read-only
+  review.digest = 'x'
+}
+
+// The manifest and the artifact input are JSON-shaped: they fit a host's JSON preview type.
+type Json = string | number | boolean | null | readonly Json[] | { readonly [key: string]: Json }
+export function asJson(r: ReturnType<typeof createCodingPatchReviewManifest>): { readonly [key: string]: Json } {
+  const preview: { readonly [key: string]: Json } = r.artifactInput.preview
   return preview
 }

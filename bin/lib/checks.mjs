@@ -6,7 +6,8 @@ import { spawn } from 'node:child_process'
 import { constants } from 'node:os'
 import { UsageError } from './errors.mjs'
 
-const NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/
+// The manifest's rule for check names (createCodingPatchReviewManifest refuses others).
+const NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/
 const KEEP_BYTES = 64 * 1024
 export const SUMMARY_BYTES = 2048
 
@@ -16,7 +17,7 @@ export function parseCheckSpec(spec) {
   if (eq <= 0 || eq === spec.length - 1) throw new UsageError(`--check needs "<name>=<command>", got "${spec}"`)
   const name = spec.slice(0, eq).trim()
   const command = spec.slice(eq + 1).trim()
-  if (!NAME.test(name)) throw new UsageError(`--check name "${name}" must be 1-64 characters of letters, digits, . _ : -`)
+  if (!NAME.test(name)) throw new UsageError(`--check name "${name}" must be 1-64 letters, digits, _ or -, starting with a letter`)
   if (!command) throw new UsageError(`--check "${name}" has an empty command`)
   return { name, command }
 }

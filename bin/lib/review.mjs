@@ -15,10 +15,7 @@ import { LOCAL_OWNERSHIP, storePatch, requireApi } from './context.mjs'
 
 export const STATES = Object.freeze(['pending', 'accepted', 'rejected', 'superseded'])
 
-/** The artifact service's default revisions-per-artifact cap, also the hard cap of a review. */
-const MAX_REVISIONS = 32
-
-/** `assertCodingPatchAccepted` reason codes in plain words. */
+/** `assertCodingPatchAccepted` rules (and the accepted/rejected states) in plain words. */
 const REASON_WORDS = {
   no_decision: 'nobody has decided on this revision yet',
   unknown_decision: 'the recorded decision is neither approved nor rejected',
@@ -231,9 +228,10 @@ export async function deriveStatus(store, gs, baseIds) {
   }
   const upToDate = Boolean(stored && current && stored.digest === current.digest)
   let outcome = null
-  if (current) outcome = await assertCodingPatchAccepted({ review: current, artifact: record, limits: { maxReviewRevisions: MAX_REVISIONS } })
+  if (current) outcome = await assertCodingPatchAccepted({ review: current, artifact: record })
   let state = outcome?.state ?? 'superseded'
-  let reason = typeof outcome?.reason === 'string' ? (REASON_WORDS[outcome.reason] ?? outcome.reason.replace(/_/g, ' ')) : undefined
+  const why = outcome?.rule ?? (state === 'accepted' || state === 'rejected' ? { accepted: 'approved', rejected: 'rejected' }[state] : undefined)
+  let reason = why === undefined ? outcome?.reason : (REASON_WORDS[why] ?? outcome?.reason)
   if (!upToDate) {
     // The git state moved since the last `review`: whatever the record says, it is about an
     // older patch.

@@ -5,7 +5,14 @@
 //! occurrence at a seam (`"[REDACTED]" + rest`), the pass repeats, and a string still
 //! holding a secret after a few passes becomes the marker as a whole. Secrets that occur in
 //! the marker itself are refused, so the output provably holds no registered secret.
-//! Nesting deeper than [`MAX_DEPTH`] is replaced by the marker (fail closed).
+//!
+//! Two walks share these rules: [`SecretRedactor::redact_value`] over JSON values (the
+//! artifact service's records, requests and events) here, and the walk over JavaScript
+//! values in `js/redaction.js` (`createSecretRedactor().redact`), which sends every string
+//! it meets to [`SecretRedactor::redact_strings`] in one call and reads its constants
+//! ([`MAX_DEPTH`], the placeholders) from [`constants_json`]. Object keys that redact to the
+//! same text are all kept: the second gets the suffix `__2`, the next `__3`, and so on
+//! ([`unique_key`]), as @arnilo/prism does; nothing is overwritten.
 
 use crate::error::{PrismError, Result};
 use aho_corasick::{AhoCorasick, MatchKind};
@@ -15,8 +22,19 @@ use std::borrow::Cow;
 /// What a secret (and anything too deep to inspect) becomes.
 pub const MARKER: &str = "[REDACTED]";
 
-/// Deepest nesting inspected; deeper values become [`MARKER`].
-pub const MAX_DEPTH: usize = 64;
+/// Nesting of a JavaScript value at which an object or array becomes [`DEPTH_MARKER`]
+/// (the root is depth 0), as @arnilo/prism's redactor does.
+pub const MAX_DEPTH: usize = 32;
+
+/// What an object or array nested [`MAX_DEPTH`] levels deep becomes.
+pub const DEPTH_MARKER: &str = "[MaxDepth]";
+
+/// What a reference back to an enclosing object or array (a cycle) becomes.
+pub const CIRCULAR_MARKER: &str = "[Circular]";
+
+/// JSON values cannot nest deeper than serde_json parses (128 levels); this bound only
+/// keeps the recursion safe for values built some other way.
+const MAX_JSON_DEPTH: usize = 128;
 
 /// Most secrets one redactor holds.
 pub const MAX_SECRETS: usize = 1024;
@@ -30,7 +48,8 @@ const MAX_PASSES: usize = 4;
 #[derive(Debug, Clone, Default)]
 pub struct SecretRedactor {
     matcher: Option<AhoCorasick>,
-    count: usize,
+    /// The distinct non-empty secrets, in the order given.
+    secrets: Vec<String>,
 }
 
 impl SecretRedactor {
@@ -77,17 +96,17 @@ impl SecretRedactor {
             .map_err(|e| PrismError::type_error(format!("secrets cannot be indexed: {e}")))?;
         Ok(Self {
             matcher: Some(matcher),
-            count: list.len(),
+            secrets: list.iter().map(|s| (*s).to_string()).collect(),
         })
     }
 
     /// Number of distinct non-empty secrets.
     pub fn len(&self) -> usize {
-        self.count
+        self.secrets.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.count == 0
+        self.secrets.is_empty()
     }
 
     /// True when `text` holds any registered secret.
@@ -103,12 +122,12 @@ impl SecretRedactor {
         if !m.is_match(text) {
             return Cow::Borrowed(text);
         }
-        let mut out = m.replace_all(text, &vec![MARKER; self.count]);
+        let mut out = m.replace_all(text, &vec![MARKER; self.secrets.len()]);
         for _ in 1..MAX_PASSES {
             if !m.is_match(&out) {
                 return Cow::Owned(out);
             }
-            out = m.replace_all(&out, &vec![MARKER; self.count]);
+            out = m.replace_all(&out, &vec![MARKER; self.secrets.len()]);
         }
         if m.is_match(&out) {
             Cow::Owned(MARKER.to_string())
@@ -117,7 +136,8 @@ impl SecretRedactor {
         }
     }
 
-    /// `value` with every secret replaced in strings, keys and number texts.
+    /// `value` with every secret replaced in strings, keys and number texts; keys that
+    /// redact to the same text are kept with [`unique_key`] suffixes.
     pub fn redact_value(&self, value: Value) -> Value {
         if self.matcher.is_none() {
             return value;
@@ -126,9 +146,6 @@ impl SecretRedactor {
     }
 
     fn walk(&self, value: Value, depth: usize) -> Value {
-        if depth > MAX_DEPTH {
-            return Value::String(MARKER.into());
-        }
         match value {
             Value::String(s) => match self.redact_str(&s) {
                 Cow::Borrowed(_) => Value::String(s),
@@ -141,20 +158,75 @@ impl SecretRedactor {
                     Value::Number(n)
                 }
             }
+            Value::Array(_) | Value::Object(_) if depth >= MAX_JSON_DEPTH => {
+                Value::String(self.redact_str(DEPTH_MARKER).into_owned())
+            }
             Value::Array(items) => {
                 Value::Array(items.into_iter().map(|v| self.walk(v, depth + 1)).collect())
             }
             Value::Object(obj) => {
                 let mut out = Map::with_capacity(obj.len());
                 for (k, v) in obj {
-                    let key = self.redact_str(&k).into_owned();
-                    out.insert(key, self.walk(v, depth + 1));
+                    let key = unique_key(self.redact_str(&k), |c| out.contains_key(c));
+                    let v = self.walk(v, depth + 1);
+                    out.insert(key, v);
                 }
                 Value::Object(out)
             }
             other => other,
         }
     }
+
+    /// Redact many strings at once (the JavaScript walk's one call): `None` when none
+    /// changes, else one entry per string, `Some(redacted)` for those that change.
+    pub fn redact_strings<S: AsRef<str>>(&self, texts: &[S]) -> Option<Vec<Option<String>>> {
+        let m = self.matcher.as_ref()?;
+        let first = texts.iter().position(|t| m.is_match(t.as_ref()))?;
+        let mut out = vec![None; texts.len()];
+        for (slot, t) in out.iter_mut().zip(texts).skip(first) {
+            if let Cow::Owned(o) = self.redact_str(t.as_ref()) {
+                *slot = Some(o);
+            }
+        }
+        Some(out)
+    }
+
+    /// Whether some secret could occur in the text of a JavaScript number or BigInt (it is
+    /// made only of characters such texts use): the JavaScript walk then sends those texts too.
+    pub fn matches_numbers(&self) -> bool {
+        const NUMBER_CHARS: &str = "0123456789.-+eInfinityNa";
+        self.secrets
+            .iter()
+            .any(|s| s.chars().all(|c| NUMBER_CHARS.contains(c)))
+    }
+}
+
+/// `key`, or the first of `key__2`, `key__3`, … that `taken` says is free: keys that
+/// redact to the same text are all kept, in their order, as @arnilo/prism keeps them.
+pub fn unique_key(key: Cow<'_, str>, taken: impl Fn(&str) -> bool) -> String {
+    if !taken(&key) {
+        return key.into_owned();
+    }
+    let mut n = 2u64;
+    loop {
+        let candidate = format!("{key}__{n}");
+        if !taken(&candidate) {
+            return candidate;
+        }
+        n += 1;
+    }
+}
+
+/// The constants the JavaScript walk uses, as JSON text:
+/// `{"marker","depthMarker","circularMarker","maxDepth"}`.
+pub fn constants_json() -> String {
+    serde_json::json!({
+        "marker": MARKER,
+        "depthMarker": DEPTH_MARKER,
+        "circularMarker": CIRCULAR_MARKER,
+        "maxDepth": MAX_DEPTH,
+    })
+    .to_string()
 }
 
 #[cfg(test)]
@@ -204,15 +276,71 @@ mod tests {
     }
 
     #[test]
-    fn depth_is_bounded() {
-        let mut v = json!("leaf");
+    fn depth_is_bounded_by_the_json_parser_only() {
+        let mut v = json!("leaf sk");
         for _ in 0..(MAX_DEPTH + 10) {
             v = json!([v]);
         }
-        let r = SecretRedactor::new(&["zzz"]).unwrap();
-        let out = r.redact_value(v);
-        assert!(out.to_string().contains(MARKER));
-        assert!(!out.to_string().contains("leaf"));
+        let r = SecretRedactor::new(&["sk"]).unwrap();
+        let out = r.redact_value(v).to_string();
+        assert!(
+            out.contains("leaf [REDACTED]"),
+            "JSON deeper than MAX_DEPTH is redacted, not cut"
+        );
+        let mut v = json!("leaf");
+        for _ in 0..(MAX_JSON_DEPTH + 3) {
+            v = json!([v]);
+        }
+        let out = r.redact_value(v).to_string();
+        assert!(out.contains(DEPTH_MARKER) && !out.contains("leaf"));
+    }
+
+    #[test]
+    fn colliding_keys_are_all_kept_with_suffixes() {
+        let r = SecretRedactor::new(&["secret-a", "secret-b"]).unwrap();
+        let v = r.redact_value(json!({
+            "[REDACTED]": 0, "secret-a": 1, "secret-b": 2, "[REDACTED]__2": 3
+        }));
+        assert_eq!(
+            v,
+            json!({"[REDACTED]": 0, "[REDACTED]__2": 1, "[REDACTED]__3": 2, "[REDACTED]__2__2": 3})
+        );
+        let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+        assert_eq!(
+            keys,
+            [
+                "[REDACTED]",
+                "[REDACTED]__2",
+                "[REDACTED]__3",
+                "[REDACTED]__2__2"
+            ],
+            "in input order"
+        );
+    }
+
+    #[test]
+    fn strings_in_one_call() {
+        let r = SecretRedactor::new(&["abc", "4242"]).unwrap();
+        assert_eq!(r.redact_strings(&["x", "y"]), None);
+        assert_eq!(
+            r.redact_strings(&["x", "abc!", "y", "42424"]),
+            Some(vec![
+                None,
+                Some("[REDACTED]!".to_string()),
+                None,
+                Some("[REDACTED]4".to_string())
+            ])
+        );
+        assert_eq!(SecretRedactor::none().redact_strings(&["abc"]), None);
+        assert!(r.matches_numbers());
+        assert!(!SecretRedactor::new(&["abc"]).unwrap().matches_numbers());
+        assert!(SecretRedactor::new(&["-1e+21"]).unwrap().matches_numbers());
+        assert!(SecretRedactor::new(&["Infinity"])
+            .unwrap()
+            .matches_numbers());
+        let c: Value = serde_json::from_str(&constants_json()).unwrap();
+        assert_eq!(c["maxDepth"], 32);
+        assert_eq!(c["circularMarker"], CIRCULAR_MARKER);
     }
 
     proptest! {

@@ -4,11 +4,10 @@
 
 // napi registers these for the addon; in `cargo test` builds nothing calls them.
 
+use super::redaction::SecretRedactorHandle;
 use super::store::CheckpointStoreHandle;
 use super::{guard, guard_async};
-use crate::artifacts::{
-    api, invalid, AbortFlag, ArtifactLimits, ArtifactService, SecretRedactor, ServiceConfig,
-};
+use crate::artifacts::{api, invalid, AbortFlag, ArtifactLimits, ArtifactService, ServiceConfig};
 use crate::error::{PrismError, Result};
 use crate::json;
 use base64::Engine;
@@ -30,52 +29,6 @@ fn secret_bytes(b64: &str) -> Result<Vec<u8>> {
 
 fn text_of(v: &Value) -> Result<String> {
     serde_json::to_string(v).map_err(|e| PrismError::internal(e.to_string()))
-}
-
-/// A native secret redactor (`createSecretRedactor`).
-#[napi]
-pub struct SecretRedactorHandle {
-    pub(crate) inner: Arc<SecretRedactor>,
-}
-
-#[napi]
-impl SecretRedactorHandle {
-    /// `secrets_json`: a JSON array of strings.
-    #[napi(constructor)]
-    pub fn new(secrets_json: String) -> napi::Result<Self> {
-        guard(|| {
-            let v = json::parse(&secrets_json, type_err)?;
-            let Value::Array(items) = v else {
-                return Err(PrismError::type_error(
-                    "secrets must be an array of strings",
-                ));
-            };
-            let mut secrets = Vec::with_capacity(items.len());
-            for (i, s) in items.into_iter().enumerate() {
-                match s {
-                    Value::String(s) => secrets.push(s),
-                    other => {
-                        return Err(PrismError::type_error(format!(
-                            "secrets[{i}] must be a string, got {}",
-                            json::type_name(&other)
-                        )))
-                    }
-                }
-            }
-            Ok(Self {
-                inner: Arc::new(SecretRedactor::new(&secrets)?),
-            })
-        })
-    }
-
-    /// Redact JSON text; returns JSON text.
-    #[napi]
-    pub fn redact(&self, value_json: String) -> napi::Result<String> {
-        guard(|| {
-            let v = json::parse(&value_json, type_err)?;
-            text_of(&self.inner.redact_value(v))
-        })
-    }
 }
 
 /// Set from the JS side when the caller's AbortSignal fires. `signal_id` names the

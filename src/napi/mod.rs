@@ -17,6 +17,7 @@ mod artifacts;
 mod diagnostics;
 mod http;
 mod lsp;
+mod redaction;
 mod review;
 mod store;
 

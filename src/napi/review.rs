@@ -2,8 +2,8 @@
 //!
 //! `createCodingPatchReviewManifest` has two paths (js/review.js picks):
 //! - columns (the common case): js/review.js reads the three bulk lists (changed paths,
-//!   diffstat rows, diagnostic summaries) itself, once, into one joined string, a length
-//!   per string and a `Float64Array` of counts; everything else crosses as the JSON text of
+//!   diffstat rows, diagnostic rows) itself, once, into one joined string, a length per
+//!   string and a `Float64Array` of counts; everything else crosses as the JSON text of
 //!   the input with those lists `[]`. Only the positions of the retained entries come back
 //!   (plus the small rest of the manifest as JSON text), and js/review.js builds the result
 //!   from its own copies. This avoids `JSON.stringify` of the lists, copying 2 x 261 KB of
@@ -25,16 +25,24 @@ use std::ptr;
 /// and the manifest's JSON text (js/review.js puts them together).
 #[napi]
 pub fn review_create_manifest(input: String) -> napi::Result<String> {
-    guard(|| crate::review::create_manifest_binding(&input))
+    guard(|| crate::review::create_manifest_binding(&input, crate::review::now_iso))
+}
+
+/// `resolveCodingReviewLimits(options?)`: JSON text of the options (`null` for none) in,
+/// JSON text of the resolved limits out.
+#[napi]
+pub fn review_resolve_limits(options: String) -> napi::Result<String> {
+    guard(|| crate::review::resolve_limits_json(&options))
 }
 
 /// The columns path of `createCodingPatchReviewManifest` (see the module note).
 ///
 /// - `rest_json`: JSON text of the input with `changedPaths`, `diffstat`, `diagnostics` `[]`;
-/// - `text`: the `paths + rows + diags` strings (changed paths, diffstat files, diagnostic
-///   files) joined; `lens`: each one's length in UTF-16 code units;
-/// - `nums`: `additions, deletions` per diffstat row, then `errors, warnings, information,
-///   hints` per diagnostic summary (safe non-negative integers);
+/// - `text`: the `paths + rows + 2 * diags` strings (changed paths, diffstat files, then
+///   `file, severity` per diagnostic row) joined; `lens`: each one's length in UTF-16 code
+///   units;
+/// - `nums`: `additions, deletions` per diffstat row, then `count, generation` per
+///   diagnostic row (safe non-negative integers);
 /// - `order` (out, `paths + rows + diags` long): filled with the retained positions.
 ///
 /// Returns `null` when the JSON text path must run instead, else
@@ -58,14 +66,15 @@ pub fn review_create_manifest_columns(
     guard(|| {
         let units = units?;
         let (np, nr, ng) = (paths as usize, rows as usize, diags as usize);
-        let total = np
-            .checked_add(nr)
-            .and_then(|n| n.checked_add(ng))
-            .ok_or_else(|| PrismError::internal("review columns: counts overflow"))?;
-        let want_nums = nr
-            .checked_mul(2)
-            .and_then(|a| ng.checked_mul(4).and_then(|b| a.checked_add(b)));
-        if lens.len() != total || order.len() != total || want_nums != Some(nums.len()) {
+        let (Some(strings), Some(positions), Some(want_nums)) = (
+            np.checked_add(nr)
+                .and_then(|n| n.checked_add(ng.checked_mul(2)?)),
+            np.checked_add(nr).and_then(|n| n.checked_add(ng)),
+            nr.checked_add(ng).and_then(|n| n.checked_mul(2)),
+        ) else {
+            return Err(PrismError::internal("review columns: counts overflow"));
+        };
+        if lens.len() != strings || order.len() != positions || nums.len() != want_nums {
             return Err(PrismError::internal("review columns: mismatched lengths"));
         }
         let Some((joined, bounds)) = decode(&units, lens)? else {
@@ -86,28 +95,7 @@ pub fn review_create_manifest_columns(
             }
             counts.push(v as u64);
         }
-        let (s_paths, s_rest) = strs.split_at(np.min(strs.len()));
-        let (s_rows, s_diags) = s_rest.split_at(nr.min(s_rest.len()));
-        let (n_rows, n_diags) = counts.split_at((nr * 2).min(counts.len()));
-        let cols = Columns {
-            changed_paths: s_paths.to_vec(),
-            diffstat: s_rows
-                .iter()
-                .zip(n_rows.chunks_exact(2))
-                .map(|(f, n)| match n {
-                    [a, d] => (*f, *a, *d),
-                    _ => (*f, 0, 0),
-                })
-                .collect(),
-            diagnostics: s_diags
-                .iter()
-                .zip(n_diags.chunks_exact(4))
-                .map(|(f, n)| match n {
-                    [e, w, i, h] => (*f, [*e, *w, *i, *h]),
-                    _ => (*f, [0; 4]),
-                })
-                .collect(),
-        };
+        let cols = columns(&strs, &counts, np, nr);
         let Some(out) =
             crate::review::create_manifest_columns(&rest_json, cols, crate::review::now_iso)?
         else {
@@ -122,6 +110,32 @@ pub fn review_create_manifest_columns(
         s.push_str(out.small_json.get(1..).unwrap_or_default());
         Ok(Some(s))
     })
+}
+
+/// The three lists from the strings and counts (lengths already checked).
+fn columns<'a>(strs: &[&'a str], counts: &[u64], np: usize, nr: usize) -> Columns<'a> {
+    let (s_paths, s_rest) = strs.split_at(np.min(strs.len()));
+    let (s_rows, s_diags) = s_rest.split_at(nr.min(s_rest.len()));
+    let (n_rows, n_diags) = counts.split_at((nr * 2).min(counts.len()));
+    Columns {
+        changed_paths: s_paths.to_vec(),
+        diffstat: s_rows
+            .iter()
+            .zip(n_rows.chunks_exact(2))
+            .map(|(f, n)| match n {
+                [a, d] => (*f, *a, *d),
+                _ => (*f, 0, 0),
+            })
+            .collect(),
+        diagnostics: s_diags
+            .chunks_exact(2)
+            .zip(n_diags.chunks_exact(2))
+            .map(|(s, n)| match (s, n) {
+                ([file, severity], [count, generation]) => (*file, *severity, *count, *generation),
+                _ => ("", "", 0, 0),
+            })
+            .collect(),
+    }
 }
 
 /// The code units of a JS string (Node copies them without transcoding).

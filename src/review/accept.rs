@@ -1,29 +1,31 @@
 //! `assertCodingPatchAccepted`: derive `pending | accepted | rejected | superseded` from an
 //! artifact record, bound to the exact revision, digest and identity of a review manifest.
 //!
-//! Rules, in the order they are applied:
+//! Rules, in the order they are applied (@arnilo/prism's order):
 //! 1. Shapes: `review` and `artifact` must be objects with the members read below
 //!    (`ERR_PRISM_REVIEW_INPUT`).
-//! 2. Binding: the digest recomputed from the review's own content must equal
-//!    `review.digest`; otherwise the review object was altered after it was made
-//!    (`ERR_PRISM_REVIEW_BINDING`).
-//! 3. Ownership: `artifact.threadId`/`artifact.id` must equal `review.threadId`/
+//! 2. Ownership: `artifact.threadId`/`artifact.id` must equal `review.threadId`/
 //!    `review.artifactId` (`ERR_PRISM_REVIEW_OWNERSHIP`).
-//! 4. Cap: more than `maxReviewRevisions` revisions is `ERR_PRISM_REVIEW_LIMIT`.
-//! 5. The bound revision is the newest revision whose `hash` is the patch SHA-256 (bare or
-//!    `sha256:`-prefixed). None: `superseded`/`patch_changed`.
-//! 6. Its `preview.review` must be an object (`review_missing`), with the same `identity`,
-//!    `base` and `head` (`identity_changed`), the same `digest`, and content that still hashes
-//!    to that digest (`review_digest_changed`).
-//! 7. A newer revision than the bound one: `superseded`/`newer_revision`, whatever was decided.
-//! 8. The last decision recorded for the bound version: `approved` → `accepted`, `rejected` →
-//!    `rejected`, any other state → `pending`/`unknown_decision`, none → `pending`/`no_decision`.
+//! 3. The bound revision is the newest revision whose `hash` is the patch SHA-256 (bare or
+//!    `sha256:`-prefixed). None: `superseded`, version 0 (`patch_changed`).
+//! 4. A newer revision than the bound one: `superseded` (`newer_revision`), whatever was
+//!    decided.
+//! 5. Its `preview.review` must be an object (`review_missing`).
+//! 6. Its digest must be the review's, and the review must still hash to its own digest
+//!    (`review_digest_changed`: a changed or altered review is superseded, not an error).
+//! 7. Its `identity`, `base` and `head` must be the review's (`identity_changed`), and its
+//!    content must still hash to its digest (`review_digest_changed`).
+//! 8. The last decision recorded for the bound version: `approved` → `accepted`, `rejected`
+//!    → `rejected` (the reviewer's note is the `reason`), any other state → `pending`
+//!    (`unknown_decision`), none → `pending` (`no_decision`).
+//!
+//! `reason` is @arnilo/prism's: an explanation for `pending` and `superseded`, the
+//! reviewer's note for `rejected`, none for `accepted`. `rule` names the rule that decided a
+//! `pending` or `superseded` state, for programs.
 
-use super::limits::{ReviewLimits, ASSERT_INPUT_BYTES, NOTE_BYTES, REVIEWER_BYTES};
+use super::limits::{ASSERT_INPUT_BYTES, NOTE_BYTES, REVIEWER_BYTES};
 use super::manifest::digest_of_manifest_value;
-use super::text::{
-    deny_unknown, elem_path, input_err, is_hex64, limit_err, strip_controls, truncate_utf8,
-};
+use super::text::{deny_unknown, elem_path, input_err, limit_err, strip_controls, truncate_utf8};
 use crate::error::{PrismError, Result, ReviewCode};
 use crate::json::{self, as_u64, Fields};
 use serde::Serialize;
@@ -39,19 +41,15 @@ pub enum ReviewState {
     Superseded,
 }
 
-/// Which rule decided the state.
+/// Which rule decided a `pending` or `superseded` state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum OutcomeReason {
+pub enum Rule {
     /// `pending`: no decision recorded for the bound revision.
     NoDecision,
     /// `pending`: the last decision for the bound revision has a state other than
     /// `approved`/`rejected` (never read as acceptance).
     UnknownDecision,
-    /// `accepted`: approved, latest, digest and identity intact.
-    Approved,
-    /// `rejected`: a `rejected` decision for the bound revision.
-    Rejected,
     /// `superseded`: no revision's hash is the review's patch SHA-256.
     PatchChanged,
     /// `superseded`: a newer revision exists after the bound one.
@@ -60,35 +58,66 @@ pub enum OutcomeReason {
     ReviewMissing,
     /// `superseded`: the stored manifest's identity, base or head differ from the review's.
     IdentityChanged,
-    /// `superseded`: the stored manifest's digest differs from the review's, or its content
-    /// no longer hashes to it.
+    /// `superseded`: the stored manifest's digest differs from the review's, or either no
+    /// longer hashes to its digest.
     ReviewDigestChanged,
 }
 
-/// What `assertCodingPatchAccepted` returns.
+impl Rule {
+    /// The state this rule decides and @arnilo/prism's explanation of it.
+    fn explain(self) -> (ReviewState, &'static str) {
+        use ReviewState::{Pending, Superseded};
+        match self {
+            Rule::NoDecision => (Pending, "no decision recorded for the bound revision"),
+            Rule::UnknownDecision => (Pending, "decision for the bound revision is not approved"),
+            Rule::PatchChanged => (Superseded, "no artifact revision matches the patch digest"),
+            Rule::NewerRevision => (
+                Superseded,
+                "a newer patch revision supersedes this acceptance",
+            ),
+            Rule::ReviewMissing => (Superseded, "artifact revision carries no review binding"),
+            Rule::IdentityChanged => (
+                Superseded,
+                "repository/worktree/base/head identity changed after the decision",
+            ),
+            Rule::ReviewDigestChanged => (
+                Superseded,
+                "review digest changed after the decision (patch, identity, base, or head changed)",
+            ),
+        }
+    }
+}
+
+/// What `assertCodingPatchAccepted` returns (@arnilo/prism's `AssertCodingPatchAcceptedResult`
+/// plus `rule`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Outcome {
     pub state: ReviewState,
-    /// The bound revision's version; when no revision is bound (`patch_changed`), the latest.
+    /// The bound revision's version; 0 when no revision is bound (`patch_changed`).
     pub version: u64,
+    /// Who decided (`accepted`/`rejected`), control characters stripped, at most
+    /// [`REVIEWER_BYTES`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reviewer: Option<String>,
-    pub reason: OutcomeReason,
-    /// The reviewer's note on the deciding entry, control characters stripped, at most
-    /// [`NOTE_BYTES`].
+    /// The explanation (`pending`/`superseded`) or the reviewer's note (`rejected`, control
+    /// characters stripped, at most [`NOTE_BYTES`]).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
+    pub reason: Option<String>,
+    /// The rule that decided a `pending` or `superseded` state.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<Rule>,
 }
 
 impl Outcome {
-    fn new(state: ReviewState, version: u64, reason: OutcomeReason) -> Self {
+    fn by(rule: Rule, version: u64) -> Self {
+        let (state, reason) = rule.explain();
         Self {
             state,
             version,
             reviewer: None,
-            reason,
-            note: None,
+            reason: Some(reason.to_string()),
+            rule: Some(rule),
         }
     }
 }
@@ -113,70 +142,127 @@ struct Revision<'a> {
     preview: Option<&'a Value>,
 }
 
+/// The members of the review the rules read.
+struct Review<'a> {
+    object: &'a Map<String, Value>,
+    digest: &'a str,
+    patch_sha: &'a str,
+}
+
 /// Derive the review state. Pure: reads its input, never changes it.
 pub fn assert_accepted(input: &Value) -> Result<Outcome> {
     let f = Fields::new(input, "input", input_err)?;
-    deny_unknown(&f, &["review", "artifact", "limits"])?;
-    let limits = ReviewLimits::read(f.opt_object("limits")?.as_ref())?;
-
-    // 1. The review.
-    let review_value = f.get("review").ok_or_else(|| {
-        f.fail(
-            "review",
-            "is required (the manifest from createCodingPatchReviewManifest)",
-        )
-    })?;
-    let review = Fields::new(review_value, "input.review", input_err)?;
-    let digest = review.str("digest")?;
-    if !is_hex64(digest) {
-        return Err(review.fail("digest", "must be 64 lowercase hex digits"));
-    }
-    let thread_id = review.str("threadId")?;
-    let artifact_id = review.str("artifactId")?;
-    let patch = review.object_field("patch")?;
-    let patch_sha = patch.str("sha256")?;
-    if !is_hex64(patch_sha) {
-        return Err(patch.fail("sha256", "must be 64 lowercase hex digits"));
-    }
-    review.object_field("identity")?;
-    review.str("base")?;
-    review.str("head")?;
-
-    // 2. Binding: the review must still hash to its digest.
-    if digest_of_manifest_value(review.object()) != digest {
-        return Err(PrismError::review(
-            ReviewCode::Binding,
-            "input.review.digest does not match the review's content: the manifest was altered after it was created",
-        ));
-    }
-
-    // 3. Ownership.
+    deny_unknown(&f, &["review", "artifact"])?;
+    let review = read_review(&f)?;
     let artifact = f.object_field("artifact")?;
     let record_thread = artifact.str("threadId")?;
     let record_id = artifact.str("id")?;
-    if record_thread != thread_id || record_id != artifact_id {
+    let same = |k: &str| review.object.get(k).and_then(Value::as_str);
+    if Some(record_thread) != same("threadId") || Some(record_id) != same("artifactId") {
         return Err(PrismError::review(
             ReviewCode::Ownership,
             "input.artifact belongs to another thread or artifact than the review (threadId/id differ)",
         ));
     }
+    let revisions = read_revisions(&artifact)?;
+    // Decisions are read (and validated) before any verdict, so a malformed record is
+    // refused whatever its revisions say.
+    let approvals = read_approvals(&artifact)?;
+    let latest = revisions.iter().map(|r| r.version).max().unwrap_or(0);
+    let Some(bound) = revisions
+        .iter()
+        .filter(|r| hash_matches(r.hash, review.patch_sha))
+        .max_by_key(|r| r.version)
+    else {
+        return Ok(Outcome::by(Rule::PatchChanged, 0));
+    };
+    if let Some(rule) = binding_broken(&review, bound, latest) {
+        return Ok(Outcome::by(rule, bound.version));
+    }
+    Ok(decide(&approvals, bound.version))
+}
 
-    // 4. Revisions, capped before they are read.
-    let revisions_value = artifact
+/// The rule that supersedes the bound revision's acceptance, if any (rules 4 to 7).
+fn binding_broken(review: &Review<'_>, bound: &Revision<'_>, latest: u64) -> Option<Rule> {
+    if bound.version < latest {
+        return Some(Rule::NewerRevision);
+    }
+    let Some(Value::Object(stored)) = bound.preview.and_then(|p| p.get("review")) else {
+        return Some(Rule::ReviewMissing);
+    };
+    if stored.get("digest").and_then(Value::as_str) != Some(review.digest)
+        || digest_of_manifest_value(review.object) != review.digest
+    {
+        return Some(Rule::ReviewDigestChanged);
+    }
+    if ["identity", "base", "head"]
+        .iter()
+        .any(|k| stored.get(*k) != review.object.get(*k))
+    {
+        return Some(Rule::IdentityChanged);
+    }
+    // The stored manifest is normally the review itself: equal values hash alike, so only a
+    // different one is hashed again.
+    if stored != review.object && digest_of_manifest_value(stored) != review.digest {
+        return Some(Rule::ReviewDigestChanged);
+    }
+    None
+}
+
+/// Rule 8: the last decision recorded for the bound version.
+fn decide(approvals: &[Approval<'_>], version: u64) -> Outcome {
+    let Some(decision) = approvals.iter().rev().find(|a| a.version == version) else {
+        return Outcome::by(Rule::NoDecision, version);
+    };
+    let state = match decision.state {
+        "approved" => ReviewState::Accepted,
+        "rejected" => ReviewState::Rejected,
+        _ => return Outcome::by(Rule::UnknownDecision, version),
+    };
+    let bounded = |s: Option<&str>, max: usize| {
+        s.map(|s| truncate_utf8(&strip_controls(s), max).to_string())
+            .filter(|s| !s.is_empty())
+    };
+    Outcome {
+        state,
+        version,
+        reviewer: bounded(decision.reviewer, REVIEWER_BYTES),
+        reason: match state {
+            ReviewState::Rejected => bounded(decision.note, NOTE_BYTES),
+            _ => None,
+        },
+        rule: None,
+    }
+}
+
+fn read_review<'a>(f: &Fields<'a>) -> Result<Review<'a>> {
+    let value = f.get("review").ok_or_else(|| {
+        f.fail(
+            "review",
+            "is required (the manifest from createCodingPatchReviewManifest)",
+        )
+    })?;
+    let review = Fields::new(value, "input.review", input_err)?;
+    let digest = review.str("digest")?;
+    review.str("threadId")?;
+    review.str("artifactId")?;
+    let patch_sha = review.object_field("patch")?.str("sha256")?;
+    review.object_field("identity")?;
+    review.str("base")?;
+    review.str("head")?;
+    Ok(Review {
+        object: review.object(),
+        digest,
+        patch_sha,
+    })
+}
+
+fn read_revisions<'a>(artifact: &Fields<'a>) -> Result<Vec<Revision<'a>>> {
+    let items = artifact
         .opt_array("revisions")?
         .ok_or_else(|| artifact.fail("revisions", "is required (an array)"))?;
-    if revisions_value.is_empty() {
-        return Err(artifact.fail("revisions", "must not be empty"));
-    }
-    if revisions_value.len() > limits.max_review_revisions {
-        return Err(limit_err(format!(
-            "input.artifact.revisions has {} revisions; maxReviewRevisions is {}",
-            revisions_value.len(),
-            limits.max_review_revisions
-        )));
-    }
-    let mut revisions: Vec<Revision<'_>> = Vec::with_capacity(revisions_value.len());
-    for (i, v) in revisions_value.iter().enumerate() {
+    let mut revisions: Vec<Revision<'_>> = Vec::with_capacity(items.len());
+    for (i, v) in items.iter().enumerate() {
         let rf = Fields::new(v, &elem_path("input.artifact.revisions", i), input_err)?;
         let version = rf.u64("version")?;
         if version == 0 {
@@ -191,73 +277,7 @@ pub fn assert_accepted(input: &Value) -> Result<Outcome> {
             preview: rf.get("preview"),
         });
     }
-    let latest = revisions.iter().map(|r| r.version).max().unwrap_or(0);
-
-    // Decisions are read (and validated) before any verdict, so a malformed record is
-    // refused whatever its revisions say.
-    let approvals = read_approvals(&artifact)?;
-
-    // 5. The bound revision.
-    let Some(bound) = revisions
-        .iter()
-        .filter(|r| hash_matches(r.hash, patch_sha))
-        .max_by_key(|r| r.version)
-    else {
-        return Ok(Outcome::new(
-            ReviewState::Superseded,
-            latest,
-            OutcomeReason::PatchChanged,
-        ));
-    };
-    let superseded = |reason| Ok(Outcome::new(ReviewState::Superseded, bound.version, reason));
-
-    // 6. The manifest stored with it.
-    let stored = match bound.preview.and_then(|p| p.get("review")) {
-        Some(Value::Object(m)) => m,
-        _ => return superseded(OutcomeReason::ReviewMissing),
-    };
-    let review_obj = review.object();
-    for key in ["identity", "base", "head"] {
-        if stored.get(key) != review_obj.get(key) {
-            return superseded(OutcomeReason::IdentityChanged);
-        }
-    }
-    if stored.get("digest").and_then(Value::as_str) != Some(digest)
-        || digest_of_manifest_value(stored) != digest
-    {
-        return superseded(OutcomeReason::ReviewDigestChanged);
-    }
-
-    // 7. Staleness.
-    if bound.version < latest {
-        return superseded(OutcomeReason::NewerRevision);
-    }
-
-    // 8. The decision.
-    let Some(decision) = approvals.iter().rev().find(|a| a.version == bound.version) else {
-        return Ok(Outcome::new(
-            ReviewState::Pending,
-            bound.version,
-            OutcomeReason::NoDecision,
-        ));
-    };
-    let (state, reason) = match decision.state {
-        "approved" => (ReviewState::Accepted, OutcomeReason::Approved),
-        "rejected" => (ReviewState::Rejected, OutcomeReason::Rejected),
-        _ => (ReviewState::Pending, OutcomeReason::UnknownDecision),
-    };
-    let mut outcome = Outcome::new(state, bound.version, reason);
-    if state != ReviewState::Pending {
-        outcome.reviewer = decision
-            .reviewer
-            .map(|r| truncate_utf8(&strip_controls(r), REVIEWER_BYTES).to_string())
-            .filter(|r| !r.is_empty());
-        outcome.note = decision
-            .note
-            .map(|n| truncate_utf8(&strip_controls(n), NOTE_BYTES).to_string())
-            .filter(|n| !n.is_empty());
-    }
-    Ok(outcome)
+    Ok(revisions)
 }
 
 struct Approval<'a> {
@@ -295,9 +315,4 @@ fn hash_matches(hash: &str, sha: &str) -> bool {
         _ => hash,
     };
     bare.eq_ignore_ascii_case(sha)
-}
-
-/// For tests and callers holding parsed values: the review object's bound digest.
-pub fn review_digest(review: &Map<String, Value>) -> String {
-    digest_of_manifest_value(review)
 }

@@ -17,37 +17,130 @@ pub(crate) fn limit_err(message: String) -> PrismError {
     PrismError::review(ReviewCode::Limit, message)
 }
 
-/// Refuse every member of `f` not named in `allowed`. Unknown members never reach the
-/// manifest: a caller who passes `patch.body`, `command` or `env` learns at once that the
-/// manifest does not bind (or carry) them.
+/// Refuse every member of `f` not named in `allowed`.
 pub(crate) fn deny_unknown(f: &Fields<'_>, allowed: &[&str]) -> Result<()> {
     for key in f.object().keys() {
         if !allowed.contains(&key.as_str()) {
-            let hint = match key.as_str() {
-                "body" | "content" | "diff" | "patch" | "command" | "commands" | "env" | "environment"
-                | "secret" | "secrets" | "token" | "password" | "credentials" => {
-                    " (a review manifest never embeds patch bodies, commands, environment or secrets)"
-                }
-                _ => "",
-            };
             return Err(input_err(format!(
-                "{} is not a known field{hint}; known fields: {}",
+                "{}{}",
                 f.path(&display_key(key)),
-                allowed.join(", ")
+                unknown_field_message(key, allowed)
             )));
         }
     }
     Ok(())
 }
 
+/// What follows an unknown member's path in its message. Unknown members never reach the
+/// manifest: a caller who passes `patch.body`, `command` or `env` learns at once that the
+/// manifest does not bind (or carry) them.
+pub(crate) fn unknown_field_message(key: &str, allowed: &[&str]) -> String {
+    let hint = match key {
+        "body" | "content" | "diff" | "patch" | "command" | "commands" | "env" | "environment"
+        | "secret" | "secrets" | "token" | "password" | "credentials" => {
+            " (a review manifest never embeds patch bodies, commands, environment or secrets)"
+        }
+        _ => "",
+    };
+    format!(
+        " is not a known field{hint}; known fields: {}",
+        allowed.join(", ")
+    )
+}
+
 /// A key as shown in a message: bounded and free of control characters.
-fn display_key(key: &str) -> String {
-    let cleaned: String = key.chars().filter(|c| !c.is_control()).take(64).collect();
-    if cleaned.len() < key.len() {
+pub(crate) fn display_key(key: &str) -> String {
+    let mut chars = key.chars().filter(|c| !c.is_control());
+    let cleaned: String = chars.by_ref().take(64).collect();
+    if chars.next().is_some() {
         format!("{cleaned}…")
     } else {
         cleaned
     }
+}
+
+/// A thread, artifact, repository or review id (@arnilo/prism's rule):
+/// `[A-Za-z0-9][A-Za-z0-9._:-]*`, at most [`IDENT_BYTES`].
+pub(crate) fn check_id(s: &str, path: &str) -> Result<()> {
+    let b = s.as_bytes();
+    let ok = b.first().is_some_and(u8::is_ascii_alphanumeric)
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b':' | b'-'));
+    if !ok {
+        return Err(input_err(format!(
+            "{path} must match [A-Za-z0-9][A-Za-z0-9._:-]*"
+        )));
+    }
+    if b.len() > IDENT_BYTES {
+        return Err(input_err(format!(
+            "{path} is {} bytes; at most {IDENT_BYTES} bytes",
+            b.len()
+        )));
+    }
+    Ok(())
+}
+
+/// A check name (@arnilo/prism's rule): `[A-Za-z][A-Za-z0-9_-]{0,63}`.
+pub(crate) fn check_name(s: &str, path: &str) -> Result<()> {
+    let b = s.as_bytes();
+    let ok = b.first().is_some_and(u8::is_ascii_alphabetic)
+        && b.len() <= 64
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(input_err(format!(
+            "{path} must match [A-Za-z][A-Za-z0-9_-]{{0,63}}"
+        )))
+    }
+}
+
+/// Longest ref (`defaultBranch`, `base`, `head`), in UTF-16 code units as @arnilo/prism counts.
+pub const REF_UNITS: usize = 255;
+
+/// A branch, ref or commit id (`defaultBranch`, `base`, `head`): 1..=255 characters without
+/// whitespace or `..` (@arnilo/prism's rule), and a valid git ref name
+/// (`git check-ref-format --allow-onelevel`): no control characters, none of `~ ^ : ? * [ \`,
+/// no `@{`, not `@`, no leading, trailing or doubled `/`, no component starting with `.` or
+/// ending with `.lock`, not ending with `.`. A commit id (hex) is such a name.
+pub(crate) fn check_ref(s: &str, path: &str) -> Result<()> {
+    let fail = |why: &str| {
+        Err(input_err(format!(
+            "{path} must be a git ref name or commit id: {why}"
+        )))
+    };
+    let units = s.encode_utf16().count();
+    if units == 0 || units > REF_UNITS {
+        return fail("1 to 255 characters");
+    }
+    if s.chars().any(|c| c.is_whitespace() || c == '\u{feff}') {
+        return fail("no whitespace");
+    }
+    if s.chars().any(char::is_control) {
+        return fail("no control characters");
+    }
+    if s.contains("..") {
+        return fail("no '..'");
+    }
+    if let Some(c) = s.chars().find(|c| "~^:?*[\\".contains(*c)) {
+        return fail(&format!("no '{c}'"));
+    }
+    if s.contains("@{") || s == "@" {
+        return fail("no '@{' and not '@'");
+    }
+    if s.starts_with('/') || s.ends_with('/') || s.contains("//") {
+        return fail("no leading, trailing or doubled '/'");
+    }
+    if s.ends_with('.') {
+        return fail("not ending with '.'");
+    }
+    if s.split('/')
+        .any(|c| c.starts_with('.') || c.ends_with(".lock"))
+    {
+        return fail("no component starting with '.' or ending with '.lock'");
+    }
+    Ok(())
 }
 
 pub(crate) fn check_ident(s: &str, path: &str) -> Result<()> {
