@@ -108,6 +108,7 @@ test('the seed example: manifest, artifact input, attach, approve, accepted', ()
     hash: SHA,
     size: 4096,
     title: `Coding patch review ${review.reviewId}`,
+    changeNote: 'head feature-1 over base main',
     preview: { review },
   })
   assert.equal(artifactInput.preview.review, review)
@@ -396,7 +397,7 @@ test('patch bodies, commands, environment and unknown members are refused, never
   // And nothing of an accepted input is more than its known fields.
   const { review, artifactInput } = createCodingPatchReviewManifest(input())
   assert.deepEqual(Object.keys(review).sort(), ['artifactId', 'base', 'changedPaths', 'checks', 'createdAt', 'diagnostics', 'diffstat', 'digest', 'head', 'identity', 'patch', 'reviewId', 'schemaVersion', 'state', 'threadId'])
-  assert.deepEqual(Object.keys(artifactInput), ['threadId', 'id', 'uri', 'mime', 'hash', 'size', 'title', 'preview'])
+  assert.deepEqual(Object.keys(artifactInput), ['threadId', 'id', 'uri', 'mime', 'hash', 'size', 'title', 'changeNote', 'preview'])
 })
 
 test('URIs that are local paths, embedded bodies or carry credentials are refused', () => {

@@ -222,6 +222,8 @@ export type CodingPatchReviewArtifactInput = {
   readonly size: number
   /** The given title, or `Coding patch review <reviewId>`. */
   readonly title: string
+  /** `head <head> over base <base>`: the revision's change note. */
+  readonly changeNote: string
   /** The manifest (the same object as the returned `review`). */
   readonly preview: { readonly review: CodingPatchReview }
 }

@@ -317,6 +317,7 @@ impl Parts<'_> {
                 || format!("Coding patch review {}", self.review_id),
                 |t| t.as_str().to_string(),
             ),
+            change_note: format!("head {} over base {}", c.head.as_str(), c.base.as_str()),
         }
     }
 

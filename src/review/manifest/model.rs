@@ -236,4 +236,6 @@ pub struct ArtifactInput<'a> {
     pub hash: &'a str,
     pub size: u64,
     pub title: String,
+    /// `head <head> over base <base>`, as @arnilo/prism writes it.
+    pub change_note: String,
 }

@@ -26,7 +26,8 @@ fn manifest_and_artifact_input_have_the_reference_shapes() {
         json!({
             "threadId": "thread-1", "id": "patch-1", "uri": "artifacts/patch-1.patch",
             "mime": "application/x-patch", "hash": SHA, "size": 4096,
-            "title": format!("Coding patch review {}", r["reviewId"].as_str().unwrap())
+            "title": format!("Coding patch review {}", r["reviewId"].as_str().unwrap()),
+            "changeNote": format!("head {} over base {}", r["head"].as_str().unwrap(), r["base"].as_str().unwrap())
         })
     );
     let keys: Vec<&str> = r.as_object().unwrap().keys().map(String::as_str).collect();
