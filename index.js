@@ -28,6 +28,9 @@ module.exports = {
   // HTTP adapter
   ...require('./js/http.js'),
 
+  // credential redaction for free text
+  ...require('./js/credentials.js'),
+
   // language intelligence
   ...require('./js/lsp.js'),
 }
