@@ -70,8 +70,11 @@ pub fn url_userinfo(value: &str) -> Option<&str> {
 /// match), and an optional check of the secret's text.
 struct Shape {
     re: Regex,
-    accept: Option<fn(&str) -> bool>,
+    accept: Option<Accept>,
 }
+
+/// A check of a matched secret's text (`false`: not a secret, leave the match alone).
+type Accept = fn(&str) -> bool;
 
 struct Shapes {
     list: Vec<Shape>,
@@ -83,7 +86,8 @@ struct Shapes {
 fn mixed_base64(s: &str) -> bool {
     s.bytes().any(|b| b.is_ascii_uppercase())
         && s.bytes().any(|b| b.is_ascii_lowercase())
-        && s.bytes().any(|b| b.is_ascii_digit() || b == b'/' || b == b'+')
+        && s.bytes()
+            .any(|b| b.is_ascii_digit() || b == b'/' || b == b'+')
 }
 
 fn shapes() -> &'static Shapes {
@@ -91,7 +95,7 @@ fn shapes() -> &'static Shapes {
     SHAPES.get_or_init(|| {
         let key_block = r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----";
         let key_end = r"-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----";
-        let list: Vec<(String, Option<fn(&str) -> bool>)> = vec![
+        let list: Vec<(String, Option<Accept>)> = vec![
             // A private-key block, to its END line or, when the output stops inside it, to
             // the end of the text.
             (format!(r"(?s){key_block}.*?(?:{key_end}|\z)"), None),

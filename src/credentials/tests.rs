@@ -25,7 +25,15 @@ fn secret_names_follow_the_fragments_case_insensitively() {
     ] {
         assert!(is_secret_name(name), "{name}");
     }
-    for name in ["PATH", "HOME", "PWD", "OLDPWD", "LANG", "TERM", "DATABASE_URL"] {
+    for name in [
+        "PATH",
+        "HOME",
+        "PWD",
+        "OLDPWD",
+        "LANG",
+        "TERM",
+        "DATABASE_URL",
+    ] {
         assert!(!is_secret_name(name), "{name}");
     }
 }
@@ -37,7 +45,10 @@ fn environment_values_of_secret_names_are_redacted_everywhere_they_occur() {
         ("PGPASSWORD", "hunter2-pg"),
         ("HOME", "/home/somebody"),
         ("XDG_SESSION_ID", "2"),
-        ("DATABASE_URL", "postgres://app:pg-s3cret@db.internal:5432/app"),
+        (
+            "DATABASE_URL",
+            "postgres://app:pg-s3cret@db.internal:5432/app",
+        ),
     ];
     let r = CredentialRedactor::new(&env, &NO_SECRETS).unwrap();
     let text = "using tok-0123456789 and hunter2-pg in /home/somebody, session 2\n\
@@ -57,7 +68,10 @@ fn environment_values_of_secret_names_are_redacted_everywhere_they_occur() {
 fn extra_secrets_are_redacted_whatever_their_length_but_never_inside_the_marker() {
     let r = CredentialRedactor::new(&NO_ENV, &["zq", "ACTED", ""]).unwrap();
     assert_eq!(r.exact_count(), 1);
-    assert_eq!(r.redact_text("zq and zqzq"), "[REDACTED] and [REDACTED][REDACTED]");
+    assert_eq!(
+        r.redact_text("zq and zqzq"),
+        "[REDACTED] and [REDACTED][REDACTED]"
+    );
 }
 
 #[test]
@@ -98,9 +112,12 @@ fn private_key_blocks_whole_cut_at_the_end_or_cut_at_the_start() {
     assert_eq!(out, "before\n[REDACTED]\nafter");
     let cut_end = shapes_only("x\n-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA0123\nabc");
     assert_eq!(cut_end, "x\n[REDACTED]");
-    let cut_start = shapes_only("Mw0123abcdEF+/\nAAAAC3NzaC1lZDI1NTE5AAAAIA\n-----END PRIVATE KEY-----\ndone");
+    let cut_start =
+        shapes_only("Mw0123abcdEF+/\nAAAAC3NzaC1lZDI1NTE5AAAAIA\n-----END PRIVATE KEY-----\ndone");
     assert_eq!(cut_start, "[REDACTED]\ndone");
-    let pgp = shapes_only("-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQOYBF\n-----END PGP PRIVATE KEY BLOCK-----");
+    let pgp = shapes_only(
+        "-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQOYBF\n-----END PGP PRIVATE KEY BLOCK-----",
+    );
     assert_eq!(pgp, MARKER);
 }
 
@@ -136,7 +153,10 @@ fn values_are_walked_keys_included_and_depth_bounded() {
     let r = CredentialRedactor::new(&[("API_TOKEN", "tok-0123456789")], &NO_SECRETS).unwrap();
     let v = json!({ "summary": "ok tok-0123456789", "tok-0123456789": [1, "ghp_0123456789abcdefghijABCDEFGHIJ012345"], "n": 7 });
     let out = r.redact_value(v);
-    assert_eq!(out, json!({ "summary": "ok [REDACTED]", "[REDACTED]": [1, "[REDACTED]"], "n": 7 }));
+    assert_eq!(
+        out,
+        json!({ "summary": "ok [REDACTED]", "[REDACTED]": [1, "[REDACTED]"], "n": 7 })
+    );
     let mut deep = json!("x");
     for _ in 0..(MAX_DEPTH + 2) {
         deep = json!([deep]);
@@ -146,7 +166,9 @@ fn values_are_walked_keys_included_and_depth_bounded() {
 
 #[test]
 fn too_many_entries_are_a_type_error() {
-    let env: Vec<(String, String)> = (0..=MAX_ENTRIES).map(|i| (format!("V{i}"), "x".into())).collect();
+    let env: Vec<(String, String)> = (0..=MAX_ENTRIES)
+        .map(|i| (format!("V{i}"), "x".into()))
+        .collect();
     let err = CredentialRedactor::new(&env, &NO_SECRETS).unwrap_err();
     assert_eq!(err.class_name(), "TypeError");
 }
