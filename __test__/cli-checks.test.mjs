@@ -138,8 +138,11 @@ for (const [signal, exitCode] of [
     const started = readFileSync(pids, 'utf8').trim().split('\n').map(Number)
     for (const pid of started) assert.equal(alive(pid), true)
 
+    const killedAt = Date.now()
     process.kill(child.pid, signal)
-    const end = await exited
+    const end = await Promise.race([exited, new Promise((resolve) => setTimeout(() => resolve({ late: true }), 15_000))])
+    assert.ok(!end.late, `prism-review did not exit within 15 s of ${signal}`)
+    assert.ok(Date.now() - killedAt < 15_000)
     assert.equal(end.code, exitCode, stderr)
     assertOneLine(stderr)
     assert.match(stderr, new RegExp(`interrupted by ${signal} while check "slow" ran \\(its processes were stopped\\): nothing was recorded`))
