@@ -2,7 +2,7 @@
 // repositories (user.name/user.email configured locally in each).
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawnSync, execFileSync } from 'node:child_process'
+import { spawn, spawnSync, execFileSync } from 'node:child_process'
 import { writeFileSync, readFileSync, statSync, existsSync } from 'node:fs'
 import { createHash } from 'node:crypto'
 import { tmpdir } from 'node:os'
