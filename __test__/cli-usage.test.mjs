@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process'
 import { writeFileSync, readFileSync, readdirSync, existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { BIN, cli, json, assertOneLine, git, emptyRepo, repoWithFeature } from './cli-support.mjs'
+import { createCodingPatchReviewManifest } from '../index.mjs'
 
 const pkg = JSON.parse(readFileSync(join(BIN, '..', '..', 'package.json'), 'utf8'))
 
@@ -133,6 +134,45 @@ test('a patch too large to review says what the caps are and what to do, and lea
   // Refused before anything ran or was written: no check, no database, no patch file.
   assert.equal(existsSync(join(dir, 'ran.txt')), false)
   assert.equal(existsSync(join(dir, '.prism')), false)
+})
+
+test('a review that outgrows the caps only with its check output is refused after the checks, without a patch file', (t) => {
+  const dir = repoWithFeature(t)
+  // As many files as keep the manifest without checks 1.5 KiB under the 64 KiB cap (found
+  // with the library itself); three checks of 2 KiB of output each then push it over.
+  const name = (i) => `generated/module-${String(i).padStart(4, '0')}.txt`
+  const size = (n) => {
+    const paths = Array.from({ length: n }, (_, i) => name(i)).concat(['a.txt', 'c.txt'])
+    const { review } = createCodingPatchReviewManifest({
+      threadId: 'git-feature',
+      artifactId: 'patch-feature-0123456789',
+      identity: { repositoryId: 'prism-cli-XXXXXX', remoteFingerprint: 'f'.repeat(64), defaultBranch: 'main' },
+      base: 'a'.repeat(40),
+      head: 'b'.repeat(40),
+      patch: { kind: 'patch', uri: `.prism/patches/${'c'.repeat(64)}.patch`, sha256: 'c'.repeat(64), bytes: 100000 },
+      changedPaths: paths,
+      diffstat: paths.map((file) => ({ file, additions: 1, deletions: 0 })),
+      limits: { maxManifestBytes: 262144 },
+    })
+    return Buffer.byteLength(JSON.stringify(review))
+  }
+  let n = 100
+  while (size(n + 1) <= 65536 - 1536) n++
+  mkdirSync(join(dir, 'generated'))
+  for (let i = 0; i < n; i++) writeFileSync(join(dir, name(i)), `${i}\n`)
+  git(dir, 'add', '-A')
+  git(dir, 'commit', '--quiet', '--amend', '-m', 'agent change with many files')
+  const loud = (k) => `out${k}=node -e "process.stdout.write('${k}'.repeat(3000)); require('fs').writeFileSync('ran${k}.txt', '')"`
+  const r = cli(dir, ['review', '--base', 'main', '--check', loud(1), '--check', loud(2), '--check', loud(3)])
+  assert.equal(r.code, 1, r.stderr)
+  assertOneLine(r.stderr)
+  assert.match(r.stderr, /too large to review: its \d+ changed files make a review manifest over the caps/)
+  for (const k of [1, 2, 3]) assert.ok(existsSync(join(dir, `ran${k}.txt`)), 'the checks ran')
+  const patches = join(dir, '.prism', 'patches')
+  assert.deepEqual(existsSync(patches) ? readdirSync(patches) : [], [], 'a patch file was left behind')
+  // Without the checks it fits.
+  assert.equal(cli(dir, ['review', '--base', 'main']).code, 0)
+  assert.equal(readdirSync(patches).length, 1)
 })
 
 // A pseudo-terminal from util-linux `script`, so the CLI sees a TTY on stdout and stderr.
