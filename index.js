@@ -29,6 +29,9 @@ module.exports = {
   ...require('./js/http.js'),
   ...require('./js/node-listener.js'),
 
+  // credential redaction for free text
+  ...require('./js/credentials.js'),
+
   // language intelligence
   ...require('./js/lsp.js'),
 }

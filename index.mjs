@@ -41,6 +41,9 @@ export const {
 // HTTP adapter
 export const { createArtifactHandler, toNodeListener } = cjs
 
+// credential redaction for free text
+export const { createCredentialRedactor } = cjs
+
 // language intelligence
 export const { createLanguageIntelligence, LanguageIntelligence, encodeLspFrame, LspFrameReader } = cjs
 

@@ -3,63 +3,11 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn, spawnSync, execFileSync } from 'node:child_process'
-import { mkdtempSync, writeFileSync, readFileSync, rmSync, statSync, existsSync, readdirSync } from 'node:fs'
+import { writeFileSync, readFileSync, statSync, existsSync } from 'node:fs'
 import { createHash } from 'node:crypto'
 import { tmpdir } from 'node:os'
-import { join, dirname } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { createInterface } from 'node:readline'
-
-const BIN = join(dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'prism-review.mjs')
-const TOKEN = 'test-token-0123456789abcdef'
-
-function cli(cwd, args, env = {}) {
-  const r = spawnSync(process.execPath, [BIN, ...args], { cwd, encoding: 'utf8', env: { ...process.env, ...env } })
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr }
-}
-
-function json(cwd, args) {
-  const r = cli(cwd, [...args, '--json'])
-  assert.equal(r.code, 0, `prism-review ${args.join(' ')} failed: ${r.stderr}`)
-  return JSON.parse(r.stdout)
-}
-
-/** One clear line on stderr, no stack trace. */
-function assertOneLine(stderr) {
-  const lines = stderr.split('\n').filter((l) => l !== '')
-  assert.equal(lines.length, 1, `expected one stderr line, got:\n${stderr}`)
-  assert.match(lines[0], /^prism-review: /)
-  assert.doesNotMatch(stderr, /\n\s+at /)
-}
-
-function git(cwd, ...args) {
-  return execFileSync('git', args, { cwd, encoding: 'utf8' }).trim()
-}
-
-function tempDir(t, prefix = 'prism-cli-') {
-  const dir = mkdtempSync(join(tmpdir(), prefix))
-  t.after(() => rmSync(dir, { recursive: true, force: true }))
-  return dir
-}
-
-/** A repository with one commit on main and one agent commit on branch `feature`. */
-function repoWithFeature(t) {
-  const dir = tempDir(t)
-  git(dir, 'init', '--quiet', '--initial-branch=main')
-  git(dir, 'config', 'user.name', 'CLI Test')
-  git(dir, 'config', 'user.email', 'cli-test@example.invalid')
-  git(dir, 'config', 'commit.gpgsign', 'false')
-  writeFileSync(join(dir, 'a.txt'), 'one\ntwo\nthree\n')
-  writeFileSync(join(dir, 'b.txt'), 'base file\n')
-  git(dir, 'add', '-A')
-  git(dir, 'commit', '--quiet', '-m', 'initial')
-  git(dir, 'switch', '--quiet', '-c', 'feature')
-  writeFileSync(join(dir, 'a.txt'), 'one\ntwo\nthree\nfour: unique-patch-marker-7f3a\n')
-  writeFileSync(join(dir, 'c.txt'), 'new file\n')
-  git(dir, 'add', '-A')
-  git(dir, 'commit', '--quiet', '-m', 'agent change')
-  return dir
-}
+import { join } from 'node:path'
+import { BIN, TOKEN, cli, json, assertOneLine, git, tempDir, emptyRepo, repoWithFeature, databaseBytes, startServe } from './cli-support.mjs'
 
 test('review stores the patch body under .prism/patches, keeps only its reference in the database, and starts pending', (t) => {
   const dir = repoWithFeature(t)
@@ -94,7 +42,7 @@ test('review stores the patch body under .prism/patches, keeps only its referenc
   // The database holds the reference, never the body.
   const db = join(dir, '.prism', 'review.db')
   assert.ok(existsSync(db))
-  const dbBytes = Buffer.concat(readdirSync(join(dir, '.prism')).filter((f) => f.startsWith('review.db')).map((f) => readFileSync(join(dir, '.prism', f))))
+  const dbBytes = databaseBytes(dir)
   assert.ok(!dbBytes.includes('unique-patch-marker-7f3a'), 'the patch body leaked into the database')
   // The link secret is generated once, mode 0600, beside the database.
   const secretFile = join(dir, '.prism', 'link-secret')
@@ -264,7 +212,7 @@ test('the remote fingerprint is the SHA-256 of the credential-free remote URL, e
   assert.equal(remote.state, 'superseded', 'a changed repository identity supersedes the review')
   assert.match(remote.reason, /repository identity changed/)
   assert.equal(json(dir, ['review', '--base', 'main']).state, 'pending')
-  const dbBytes = Buffer.concat(readdirSync(join(dir, '.prism')).filter((f) => f.startsWith('review.db')).map((f) => readFileSync(join(dir, '.prism', f))))
+  const dbBytes = databaseBytes(dir)
   assert.ok(!dbBytes.includes('s3cret-tok'), 'remote credentials reached the database')
 
   git(dir, 'remote', 'set-url', 'origin', 'git@example.invalid:org/widgets.git')
@@ -321,8 +269,10 @@ test('bad usage is one clear stderr line and exit code 2', (t) => {
     assert.equal(r.stdout, '')
   }
   // A repository with no main/master and no origin/HEAD: the base is missing.
-  const lone = tempDir(t, 'prism-cli-lone-')
-  git(lone, 'init', '--quiet', '--initial-branch=trunk')
+  const lone = emptyRepo(t, 'trunk')
+  writeFileSync(join(lone, 'a.txt'), 'one\n')
+  git(lone, 'add', '-A')
+  git(lone, 'commit', '--quiet', '-m', 'first')
   const r = cli(lone, ['review'])
   assert.equal(r.code, 2)
   assertOneLine(r.stderr)
@@ -338,26 +288,7 @@ test('serve answers the artifact API over real HTTP on 127.0.0.1, with the beare
   assertOneLine(noToken.stderr)
   assert.match(noToken.stderr, /PRISM_REVIEW_TOKEN/)
 
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--json'], {
-    cwd: dir,
-    env: { ...process.env, PRISM_REVIEW_TOKEN: TOKEN },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let stderr = ''
-  child.stderr.on('data', (c) => (stderr += c))
-  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })))
-  t.after(() => child.kill('SIGKILL'))
-  // --json prints one pretty-printed document; read until it parses.
-  let text = ''
-  let info
-  for await (const line of createInterface({ input: child.stdout })) {
-    text += line + '\n'
-    try {
-      info = JSON.parse(text)
-      break
-    } catch {}
-  }
-  assert.ok(info, `serve printed no address; stderr: ${stderr}`)
+  const { child, info, stderr: serveErr, exited } = await startServe(t, dir)
   assert.match(info.url, /^http:\/\/127\.0\.0\.1:\d+\/prism\/artifacts$/)
 
   const url = `${info.url}/${encodeURIComponent(reviewed.threadId)}/${encodeURIComponent(reviewed.artifactId)}`
@@ -388,8 +319,8 @@ test('serve answers the artifact API over real HTTP on 127.0.0.1, with the beare
 
   child.kill('SIGTERM')
   const end = await exited
-  assert.equal(end.code, 0, stderr)
-  assert.equal(stderr, '')
+  assert.equal(end.code, 0, serveErr())
+  assert.equal(serveErr(), '')
 })
 
 test('demo walks through a whole review and exits 0', () => {

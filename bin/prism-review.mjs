@@ -5,41 +5,114 @@
 import { parseArgs } from 'node:util'
 import { userInfo } from 'node:os'
 import { UsageError, CliError, describeError, fromParseArgsError } from './lib/errors.mjs'
-import { openStore } from './lib/context.mjs'
-import { readGitState, reviewIds, submitReview, deriveStatus, decide, history, getRecord, generationIds, STATES } from './lib/review.mjs'
-import { parseCheckSpec, runChecks } from './lib/checks.mjs'
+import { openStore, checkOutputRedactor, existingLinkSecret, dbPathFor } from './lib/context.mjs'
+import { readGitState, reviewIds, submitReview, assertReviewFits, deriveStatus, decide, history, getRecord, generationIds, STATUS_STATES } from './lib/review.mjs'
+import { parseCheckSpec, parseTimeout, runChecks } from './lib/checks.mjs'
 import { runGit } from './lib/git.mjs'
-import { printJson, println, statusJson, statusLines, short } from './lib/output.mjs'
+import { printJson, println, statusJson, statusLines, changeLines, stateWord, checkWord, short } from './lib/output.mjs'
 
-const HELP = `prism-review: gate an agent's patch on human review
+// The help text and `help --json` come from these tables (one source).
+const COMMAND_HELP = [
+  ['demo', 'walk through a whole review in a temporary git repository'],
+  ['review', 'store the patch of head over base and attach or revise its review'],
+  ['status', 'the review state for the current head and base'],
+  ['approve', 'approve the current revision'],
+  ['reject', 'reject the current revision'],
+  ['log', 'revisions and decisions of the current review'],
+  ['serve', 'serve the artifact HTTP API on 127.0.0.1 (token: PRISM_REVIEW_TOKEN)'],
+  ['help', 'this text (--json: as JSON)'],
+]
+const TARGETED = ['review', 'status', 'approve', 'reject', 'log']
+const EVERY = COMMAND_HELP.map(([name]) => name)
+// [commands, [[flag, value, description], …]]
+const OPTION_GROUPS = [
+  [
+    TARGETED,
+    [
+      ['--base', '<ref>', 'what the patch is over (default: origin/HEAD, else main, else master)'],
+      ['--head', '<ref>', "the patch's tip (default: HEAD)"],
+      ['--db', '<path>', 'the database (default: .prism/review.db at the repository root); only review creates it'],
+      ['--thread', '<id>', 'the review thread (default: git-<head branch>)'],
+    ],
+  ],
+  [
+    ['review'],
+    [
+      ['--check', '"<name>=<cmd>"', "run a check, record its exit code and output summary (repeatable); without --check the previous revision's checks are kept"],
+      ['--no-checks', null, "record no checks (drops the previous revision's)"],
+      ['--check-timeout', '<time>', 'stop a check after this long: 90, 90s, 10m, 1h (default 5m); recorded as exit 124'],
+    ],
+  ],
+  [['status'], [['--require', '<state>', 'exit 1 unless the state is <state>: pending, accepted, rejected, superseded or none']]],
+  [
+    ['approve', 'reject'],
+    [
+      ['--note', '<text>', "the reviewer's note"],
+      ['--reviewer', '<kind:id>', 'who decides (default: user:<git user.email>)'],
+    ],
+  ],
+  [
+    ['serve'],
+    [
+      ['--db', '<path>', 'the database (default: .prism/review.db at the repository root)'],
+      ['--port', '<n>', 'the port (default 7420; 0 picks a free one)'],
+    ],
+  ],
+  [
+    EVERY,
+    [
+      ['--json', null, 'print one JSON document instead of plain words'],
+      ['-h, --help', null, 'this text'],
+      ['--version', null, 'the version of prism-review'],
+    ],
+  ],
+]
+const EXIT_CODES = [
+  [0, 'success'],
+  [1, 'failure, or status --require not met'],
+  [2, 'bad usage'],
+  [130, 'interrupted by SIGINT while a check ran (nothing recorded)'],
+  [143, 'interrupted by SIGTERM while a check ran (nothing recorded)'],
+]
 
-Usage: prism-review <command> [options]
+function listWords(names) {
+  return names.length === 1 ? names[0] : `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]}`
+}
 
-Commands:
-  demo                      walk through a whole review in a temporary git repository
-  review                    store the patch of head over base and attach or revise its review
-  status                    the review state for the current head and base
-  approve                   approve the current revision
-  reject                    reject the current revision
-  log                       revisions and decisions of the current review
-  serve                     serve the artifact HTTP API on 127.0.0.1 (token: PRISM_REVIEW_TOKEN)
-  help                      this text
+function helpText() {
+  const lines = ["prism-review: gate an agent's patch on human review", '', 'Usage: prism-review <command> [options]', '', 'Commands:']
+  for (const [name, text] of COMMAND_HELP) lines.push(`  ${name.padEnd(24)}  ${text}`)
+  for (const [commands, options] of OPTION_GROUPS) {
+    lines.push('', commands === EVERY ? 'Options of every command:' : `Options of ${listWords(commands)}:`)
+    for (const [flag, value, text] of options) lines.push(`  ${`${flag}${value ? ` ${value}` : ''}`.padEnd(24)}  ${text}`)
+  }
+  lines.push('', `Exit codes: ${EXIT_CODES.map(([c, t]) => `${c} ${t}`).join('; ')}.`, '')
+  return lines.join('\n')
+}
 
-Options (review, status, approve, reject, log):
-  --base <ref>              what the patch is over (default: origin/HEAD, else main, else master)
-  --head <ref>              the patch's tip (default: HEAD)
-  --db <path>               the database (default: .prism/review.db at the repository root)
-  --thread <id>             the review thread (default: git-<head branch>)
-  --check "<name>=<cmd>"    review: run a check and record its exit code and summary (repeatable)
-  --require <state>         status: exit 1 unless the state is <state> (pending|accepted|rejected|superseded)
-  --note <text>             approve, reject: the reviewer's note
-  --reviewer <kind:id>      approve, reject: who decides (default: user:<git user.email>)
-  --port <n>                serve: the port (default 7420; 0 picks a free one)
-  --json                    print one JSON document instead of plain words
-  -h, --help                this text
+async function packageVersion() {
+  const { createRequire } = await import('node:module')
+  return createRequire(import.meta.url)('../package.json').version
+}
 
-Exit codes: 0 success; 1 failure, or status --require not met; 2 bad usage.
-`
+async function helpJson() {
+  return {
+    name: 'prism-review',
+    version: await packageVersion(),
+    usage: 'prism-review <command> [options]',
+    commands: COMMAND_HELP.map(([name, description]) => ({ name, description })),
+    options: OPTION_GROUPS.flatMap(([commands, options]) =>
+      options.map(([flag, value, description]) => ({ flag, ...(value ? { value } : {}), commands, description })),
+    ),
+    exitCodes: EXIT_CODES.map(([code, meaning]) => ({ code, meaning })),
+  }
+}
+
+async function printHelp(values) {
+  if (values && values.json) printJson(await helpJson())
+  else process.stdout.write(helpText())
+  return 0
+}
 
 const COMMON = {
   json: { type: 'boolean' },
@@ -52,16 +125,17 @@ const TARGET = {
   thread: { type: 'string' },
 }
 const DECIDE = { ...TARGET, note: { type: 'string' }, reviewer: { type: 'string' } }
+const REVIEW = { ...TARGET, check: { type: 'string', multiple: true }, 'no-checks': { type: 'boolean' }, 'check-timeout': { type: 'string' } }
 
 const COMMANDS = {
   demo: { options: {}, run: cmdDemo },
-  review: { options: { ...TARGET, check: { type: 'string', multiple: true } }, run: cmdReview },
+  review: { options: REVIEW, run: cmdReview },
   status: { options: { ...TARGET, require: { type: 'string' } }, run: cmdStatus },
   approve: { options: DECIDE, run: (v) => cmdDecide('approve', v) },
   reject: { options: DECIDE, run: (v) => cmdDecide('reject', v) },
   log: { options: TARGET, run: cmdLog },
   serve: { options: { db: { type: 'string' }, port: { type: 'string' } }, run: cmdServe },
-  help: { options: {}, run: async () => process.stdout.write(HELP) },
+  help: { options: {}, run: printHelp },
 }
 
 function parseCommandLine(argv) {
@@ -70,8 +144,9 @@ function parseCommandLine(argv) {
   while (i < argv.length && ['--json', '-h', '--help', '--version'].includes(argv[i])) globals.push(argv[i++])
   const name = argv[i]
   if (name === undefined) {
-    if (globals.includes('--version')) return { name: 'version', values: {} }
-    if (globals.includes('-h') || globals.includes('--help')) return { name: 'help', values: {} }
+    const values = { json: globals.includes('--json') }
+    if (globals.includes('--version')) return { name: 'version', values }
+    if (globals.includes('-h') || globals.includes('--help')) return { name: 'help', values }
     throw new UsageError('missing command (see prism-review help)')
   }
   if (name.startsWith('-')) throw new UsageError(`unknown option ${name.replace(/=.*$/, '')} (see prism-review help)`)
@@ -95,17 +170,26 @@ function parseCommandLine(argv) {
   return { name, values, command }
 }
 
-async function withTarget(values, fn) {
+function checkThread(values) {
   if (values.thread !== undefined && !/^[A-Za-z0-9._-]{1,128}$/.test(values.thread)) {
     throw new UsageError(`--thread must be 1-128 characters of letters, digits, . _ -, got "${values.thread}"`)
   }
+}
+
+/**
+ * Reads the git state, opens the store and runs `fn(store, gs, ids)`. The read-only
+ * commands (`create: false`) create nothing: `store` is null when the default database does
+ * not exist yet, and a `--db` that does not exist is an error.
+ */
+async function withTarget(values, fn, { create = false } = {}) {
+  checkThread(values)
   const gs = await readGitState({ cwd: process.cwd(), base: values.base, head: values.head })
   const ids = reviewIds(gs, values.thread)
-  const store = await openStore({ root: gs.root, db: values.db })
+  const store = await openStore({ root: gs.root, db: values.db, create })
   try {
     return await fn(store, gs, ids)
   } finally {
-    await store.close()
+    await store?.close()
   }
 }
 
@@ -116,38 +200,71 @@ async function cmdReview(values) {
     if (names.has(s.name)) throw new UsageError(`--check "${s.name}" is given twice`)
     names.add(s.name)
   }
-  return withTarget(values, async (store, gs, ids) => {
-    const checks = await runChecks(specs, gs.root)
-    const r = await submitReview(store, gs, ids, { checks })
-    const st = r.status
-    if (values.json) {
-      printJson({ action: r.action, ...(r.previous ? { supersedes: r.previous } : {}), ...statusJson(st), patch: { uri: r.patchUri, sha256: gs.patchSha, bytes: gs.patch.length }, changedPaths: gs.changedPaths, diffstat: gs.diffstat, checks })
-      return 0
-    }
-    const adds = gs.diffstat.reduce((n, d) => n + d.additions, 0)
-    const dels = gs.diffstat.reduce((n, d) => n + d.deletions, 0)
-    const verb = {
-      attached: 'attached a new review',
-      revised: `revised the review (revision ${st.revision?.version})`,
-      'rolled over': `the previous artifact is full: continued the review in artifact ${st.ids.artifactId}`,
-      unchanged: 'the review is unchanged',
-    }[r.action]
-    println(`${verb} for ${gs.headName} (${short(gs.headSha)}) over ${gs.baseRef} (${short(gs.mergeBase)})`)
-    if (r.previous) println(`supersedes ${r.previous.reasons.join('; ')}`)
-    println(`review     ${r.review.reviewId}`)
-    println(`digest     ${r.review.digest}`)
-    println(`state      ${st.state}`)
-    println(`patch      ${r.patchUri} (${gs.patch.length} bytes)`)
-    println(`changes    ${gs.changedPaths.length} file(s), +${adds} -${dels}`)
-    for (const c of checks) println(`check      ${c.name}: ${c.exitCode === 0 ? 'ok' : `failed (exit ${c.exitCode})`}`)
-    println(`thread     ${st.ids.threadId}, artifact ${st.ids.artifactId}`)
+  if (values['no-checks'] && specs.length > 0) throw new UsageError('--no-checks and --check cannot be given together')
+  const timeoutMs = parseTimeout(values['check-timeout'])
+  checkThread(values)
+  const gs = await readGitState({ cwd: process.cwd(), base: values.base, head: values.head })
+  const ids = reviewIds(gs, values.thread)
+  if (gs.patch.length === 0) {
+    throw new CliError(`nothing to review: ${gs.headName} (${short(gs.headSha)}) has no changes over ${gs.baseRef}`)
+  }
+  // A patch too large to review is refused before any check runs or anything is written.
+  await assertReviewFits(gs, ids)
+  // Checks run before the store is opened: interrupting them leaves nothing behind.
+  const redact = await checkOutputRedactor([existingLinkSecret(dbPathFor({ root: gs.root, db: values.db }))])
+  const ran = await runChecks(specs, gs.root, { timeoutMs, redact })
+  const store = await openStore({ root: gs.root, db: values.db, create: true })
+  let r
+  try {
+    r = await submitReview(store, gs, ids, { checks: ran, clear: Boolean(values['no-checks']) })
+  } finally {
+    await store.close()
+  }
+  const st = r.status
+  const checks = r.checks.checks
+  if (values.json) {
+    printJson({
+      action: r.action,
+      ...(r.previous ? { previous: r.previous } : {}),
+      ...(r.changes ? { changes: r.changes } : {}),
+      ...statusJson(st),
+      patch: { uri: r.patchUri, sha256: gs.patchSha, bytes: gs.patch.length },
+      changedPaths: gs.changedPaths,
+      diffstat: gs.diffstat,
+      checks,
+      checksSource: r.checks.source,
+    })
     return 0
-  })
+  }
+  const adds = gs.diffstat.reduce((n, d) => n + d.additions, 0)
+  const dels = gs.diffstat.reduce((n, d) => n + d.deletions, 0)
+  const verb = {
+    attached: 'attached a new review',
+    revised: `revised the review (revision ${st.revision?.version})`,
+    'rolled over': `the previous artifact is full: continued the review in artifact ${st.ids.artifactId}`,
+    unchanged: 'the review is unchanged',
+  }[r.action]
+  println(`${verb} for ${gs.headName} (${short(gs.headSha)}) over ${gs.baseRef} (${short(gs.mergeBase)})`)
+  if (r.previous && r.changes) {
+    const lines = changeLines(r.changes)
+    println(`changed    since revision ${r.previous.revision}: ${lines[0]}`)
+    for (const l of lines.slice(1)) println(`           ${l}`)
+  }
+  println(`review     ${r.review.reviewId}`)
+  println(`digest     ${r.review.digest}`)
+  println(`state      ${stateWord(st.state)}`)
+  println(`patch      ${r.patchUri} (${gs.patch.length} bytes)`)
+  println(`changes    ${gs.changedPaths.length} file(s), +${adds} -${dels}`)
+  const from = r.checks.source === 'kept' ? ` (kept from revision ${r.previous?.revision}, not run again; --no-checks drops them)` : ''
+  for (const c of checks) println(`check      ${c.name}: ${checkWord(c)}${from}`)
+  if (r.checks.source === 'cleared' && r.previous) println('checks     none (--no-checks)')
+  println(`thread     ${st.ids.threadId}, artifact ${st.ids.artifactId}`)
+  return 0
 }
 
 async function cmdStatus(values) {
-  if (values.require !== undefined && !STATES.includes(values.require)) {
-    throw new UsageError(`--require must be one of ${STATES.join(', ')}, got "${values.require}"`)
+  if (values.require !== undefined && !STATUS_STATES.includes(values.require)) {
+    throw new UsageError(`--require must be one of ${STATUS_STATES.join(', ')}, got "${values.require}"`)
   }
   return withTarget(values, async (store, gs, ids) => {
     const st = await deriveStatus(store, gs, ids)
@@ -241,14 +358,12 @@ async function cmdDemo(values) {
 async function main(argv) {
   const parsed = parseCommandLine(argv)
   if (parsed.name === 'version') {
-    const { createRequire } = await import('node:module')
-    println(createRequire(import.meta.url)('../package.json').version)
+    const version = await packageVersion()
+    if (parsed.values.json) printJson({ name: 'prism-review', version })
+    else println(version)
     return 0
   }
-  if (parsed.name === 'help') {
-    process.stdout.write(HELP)
-    return 0
-  }
+  if (parsed.name === 'help') return printHelp(parsed.values)
   return (await parsed.command.run(parsed.values)) ?? 0
 }
 

@@ -5,7 +5,7 @@ import { execFile } from 'node:child_process'
 import { tmpdir } from 'node:os'
 import { join, relative, isAbsolute, resolve as resolvePath } from 'node:path'
 import { git } from './git.mjs'
-import { openStore, requireApi } from './context.mjs'
+import { openStore, requireApi, checkOutputRedactor } from './context.mjs'
 import { readGitState, reviewIds, submitReview, deriveStatus, decide, short } from './review.mjs'
 import { runChecks } from './checks.mjs'
 import { printJson, println } from './output.mjs'
@@ -104,7 +104,8 @@ export async function demo(values) {
     const ids = reviewIds(gs)
     store = await openStore({ root: gs.root })
     const checkSpecs = [{ name: 'syntax', command: `"${process.execPath}" --check src/greet.js` }]
-    const checks = await runChecks(checkSpecs, gs.root)
+    const redact = await checkOutputRedactor([store.secret])
+    const checks = await runChecks(checkSpecs, gs.root, { redact })
     let r = await submitReview(store, gs, ids, { checks })
     say('review', `attached review ${r.review.reviewId} for agent/farewell over main (digest ${short(r.review.digest)})`, {
       reviewId: r.review.reviewId,
@@ -132,7 +133,7 @@ export async function demo(values) {
     say('amend', `the agent amended its commit; head is now ${short(gs.headSha)}`)
     say('superseded', `state is ${st.state}: ${st.reason}`, { state: st.state, reason: st.reason })
 
-    r = await submitReview(store, gs, ids, { checks: await runChecks(checkSpecs, gs.root) })
+    r = await submitReview(store, gs, ids, { checks: await runChecks(checkSpecs, gs.root, { redact }) })
     say('revise', `reviewed the amended patch: revision ${r.status.revision.version}, state ${r.status.state} until someone decides again`, {
       state: r.status.state,
       revision: r.status.revision.version,

@@ -11,9 +11,13 @@ import {
   sha256Hex,
   slug,
 } from './git.mjs'
-import { LOCAL_OWNERSHIP, storePatch, requireApi } from './context.mjs'
+import { LOCAL_OWNERSHIP, SERVICE_LIMITS, storePatch, requireApi } from './context.mjs'
+import { runGit } from './git.mjs'
+import { progress } from './output.mjs'
 
 export const STATES = Object.freeze(['pending', 'accepted', 'rejected', 'superseded'])
+/** Every state `status` reports (`none`: nothing reviewed yet for this head and base). */
+export const STATUS_STATES = Object.freeze([...STATES, 'none'])
 
 /** `assertCodingPatchAccepted` rules (and the accepted/rejected states) in plain words. */
 const REASON_WORDS = {
@@ -38,6 +42,10 @@ export function short(sha) {
  */
 export async function readGitState({ cwd, base, head }) {
   const root = await repoRoot(cwd)
+  const any = await runGit(['rev-list', '-n', '1', '--all'], { cwd: root })
+  if (any.code === 0 && any.stdout.trim() === '') {
+    throw new UsageError('missing base: this repository has no commits yet (commit the work to review on a branch, then run prism-review review)')
+  }
   const dflt = await defaultBranch(root)
   let baseRef = base
   if (baseRef === undefined) {
@@ -51,7 +59,14 @@ export async function readGitState({ cwd, base, head }) {
   if (!headSha) throw new UsageError(`unknown head: "${headRef}" is not a commit in this repository`)
   const headName = headRef === 'HEAD' ? ((await currentBranch(root)) ?? 'HEAD') : headRef
   const baseName = branchName(baseRef, await listRemotes(root))
-  const { mergeBase, patch, diffstat, changedPaths } = await computePatch(root, baseSha, headSha)
+  const step = progress(`computing the patch of ${headName} over ${baseRef}`)
+  let computed
+  try {
+    computed = await computePatch(root, baseSha, headSha)
+  } finally {
+    step.done()
+  }
+  const { mergeBase, patch, diffstat, changedPaths } = computed
   const identity = await repositoryIdentity(root)
   return {
     root,
@@ -116,6 +131,8 @@ export async function buildManifest(gs, ids, { checks = [], diagnostics, reviewI
     changedPaths: gs.changedPaths,
     diffstat: gs.diffstat,
     checks,
+    // The whole manifest is stored in the revision's preview: its cap is the preview's.
+    limits: { maxManifestBytes: MANIFEST_BYTES },
   }
   if (diagnostics !== undefined) input.diagnostics = diagnostics
   if (reviewId !== undefined) input.reviewId = reviewId
@@ -202,6 +219,47 @@ export function changeReasons(stored, current) {
   return reasons
 }
 
+function fromTo(from, to) {
+  return { from, to }
+}
+
+/**
+ * Exactly what changed from the manifest `prev` to `next`, by aspect; an aspect that did not
+ * change is absent:
+ * `{ head?, base?, patch? : { from, to }, identity?: { <field>: { from, to } },
+ *    paths?: { added, removed }, checks?: { added, removed, changed } }`
+ * (`checks.added`/`removed`: `{ name, exitCode }`; `changed`: `{ name, from, to }` with
+ * `{ exitCode, summary? }`).
+ */
+export function changesBetween(prev, next) {
+  const out = {}
+  if (prev.head !== next.head) out.head = fromTo(prev.head, next.head)
+  if (prev.base !== next.base) out.base = fromTo(prev.base, next.base)
+  if (prev.patch?.sha256 !== next.patch?.sha256) out.patch = fromTo(prev.patch?.sha256, next.patch?.sha256)
+  const pi = prev.identity ?? {}
+  const ni = next.identity ?? {}
+  for (const k of new Set([...Object.keys(pi), ...Object.keys(ni)])) {
+    if (JSON.stringify(pi[k]) !== JSON.stringify(ni[k])) (out.identity ??= {})[k] = fromTo(pi[k], ni[k])
+  }
+  const pp = new Set(prev.changedPaths ?? [])
+  const np = new Set(next.changedPaths ?? [])
+  const added = [...np].filter((p) => !pp.has(p))
+  const removed = [...pp].filter((p) => !np.has(p))
+  if (added.length || removed.length) out.paths = { added, removed }
+  const pc = new Map((prev.checks ?? []).map((c) => [c.name, c]))
+  const nc = new Map((next.checks ?? []).map((c) => [c.name, c]))
+  const brief = (c) => (c.summary === undefined ? { exitCode: c.exitCode } : { exitCode: c.exitCode, summary: c.summary })
+  const checks = { added: [], removed: [], changed: [] }
+  for (const [name, c] of nc) {
+    const was = pc.get(name)
+    if (!was) checks.added.push({ name, exitCode: c.exitCode })
+    else if (was.exitCode !== c.exitCode || was.summary !== c.summary) checks.changed.push({ name, from: brief(was), to: brief(c) })
+  }
+  for (const [name, c] of pc) if (!nc.has(name)) checks.removed.push({ name, exitCode: c.exitCode })
+  if (checks.added.length || checks.removed.length || checks.changed.length) out.checks = checks
+  return out
+}
+
 /**
  * Derives the review state for the current git state:
  * `{ state, reason, upToDate, record, revision, stored, current, outcome, gs, ids }`.
@@ -210,6 +268,9 @@ export function changeReasons(stored, current) {
  * (or a newer revision) moves the state.
  */
 export async function deriveStatus(store, gs, baseIds) {
+  if (!store) {
+    return { state: 'none', reason: 'no review yet for this head and base', upToDate: false, record: null, gs, ids: { ...baseIds, generation: 1 } }
+  }
   const { record, ids } = await findRecord(store.service, baseIds)
   if (!record) return { state: 'none', reason: 'no review yet for this head and base', upToDate: false, record: null, gs, ids }
   const revision = latestRevision(record)
@@ -241,43 +302,118 @@ export async function deriveStatus(store, gs, baseIds) {
   return { state, reason, upToDate, record, revision, stored, current, outcome, gs, ids }
 }
 
-/** Runs `review`: stores the patch body, attaches or revises the artifact, derives the state. */
-export async function submitReview(store, gs, baseIds, { checks = [], diagnostics } = {}) {
+/** The manifest cap: the preview cap (a revision's preview holds the whole manifest). */
+const MANIFEST_BYTES = SERVICE_LIMITS.previewBytes
+
+/** The reasons an artifact write is refused because the review does not fit. */
+const DOES_NOT_FIT = new Set(['record_too_large', 'preview_too_large'])
+
+/**
+ * The error for a patch whose review does not fit: what the caps are and what to do.
+ * The manifest (`maxManifestBytes`, 64 KiB by default) is stored whole in one artifact
+ * revision, whose preview and record caps prism-review already runs at their hard maximum.
+ */
+export function tooLargeError(gs, cause) {
+  const kib = (n) => (n % 1024 === 0 ? `${n / 1024} KiB` : `${n} bytes`)
+  const detail = cause && typeof cause.message === 'string' ? ` (${cause.message.replace(/\s+/g, ' ').trim()})` : ''
+  return new CliError(
+    `the patch of ${gs.headName} over ${gs.baseRef} is too large to review: its ${gs.changedPaths.length} changed files make a review manifest over the caps${detail}. ` +
+      `A review revision stores its whole manifest: at most ${kib(MANIFEST_BYTES)} of manifest (maxManifestBytes) in an artifact record of at most ${kib(SERVICE_LIMITS.recordBytes)} (previewBytes and recordBytes, which prism-review already runs at their hard maximum), so no option raises it. ` +
+      `Review the change in smaller parts: split it into smaller branches, each reviewed on its own (or pass --head <commit> to review an earlier commit of the branch first). Nothing was stored.`,
+  )
+}
+
+function isLimit(err) {
+  return err && err.code === 'ERR_PRISM_REVIEW_LIMIT'
+}
+
+/**
+ * Checks, before anything is run or stored, that a review of `gs` (with `checks`) fits:
+ * throws {@link tooLargeError} when its manifest is over the caps.
+ */
+export async function assertReviewFits(gs, ids, checks = []) {
+  try {
+    await buildManifest(gs, { ...ids, generation: 1 }, { checks })
+  } catch (err) {
+    if (isLimit(err)) throw tooLargeError(gs, err)
+    throw err
+  }
+}
+
+/**
+ * Which checks a new revision records: the ones just run (`checks`), none (`clear`), or,
+ * when no `--check` was given, the previous revision's (kept, so a failing check cannot
+ * disappear by reviewing again without it).
+ * Returns `{ checks, source }` with `source` one of `ran`, `cleared`, `kept`, `none`.
+ */
+export function chooseChecks(prev, { checks, clear }) {
+  if (checks && checks.length > 0) return { checks, source: 'ran' }
+  if (clear) return { checks: [], source: 'cleared' }
+  const kept = Array.isArray(prev?.checks) ? prev.checks : []
+  return kept.length > 0 ? { checks: kept, source: 'kept' } : { checks: [], source: 'none' }
+}
+
+/**
+ * Runs `review`: attaches or revises the artifact, stores the patch body, derives the state.
+ * `checks`: the checks just run (empty when none were given); `clear`: `--no-checks`.
+ * When the store refuses the review, the patch body written by this call is removed again.
+ */
+export async function submitReview(store, gs, baseIds, { checks = [], clear = false, diagnostics } = {}) {
   if (gs.patch.length === 0) {
     throw new CliError(`nothing to review: ${gs.headName} (${short(gs.headSha)}) has no changes over ${gs.baseRef}`)
   }
-  const { uri } = storePatch(gs.root, gs.patchSha, gs.patch)
   const found = await findRecord(store.service, baseIds)
   let ids = found.ids
-  let { review, artifactInput } = await buildManifest(gs, ids, { checks, diagnostics, patchUri: uri })
-  let action
-  let previous
-  const prev = found.record ? manifestOf(latestRevision(found.record)) : null
-  if (!found.record) {
-    await store.service.attach({ ...artifactInput, ownership: LOCAL_OWNERSHIP })
-    action = 'attached'
-  } else if (prev && prev.digest === review.digest) {
-    action = 'unchanged'
-  } else {
-    if (prev) previous = { digest: prev.digest, reasons: changeReasons(prev, review) }
-    const input = { ownership: LOCAL_OWNERSHIP, threadId: ids.threadId, artifactId: ids.artifactId }
-    for (const k of ['uri', 'hash', 'mime', 'preview', 'size', 'title']) {
-      if (artifactInput[k] !== undefined) input[k] = artifactInput[k]
-    }
+  const prevRevision = found.record ? latestRevision(found.record) : null
+  const prev = manifestOf(prevRevision)
+  const chosen = chooseChecks(prev, { checks, clear })
+  const uri = `.prism/patches/${gs.patchSha}.patch`
+  const manifestFor = async (at) => {
     try {
-      await store.service.revise(input)
-      action = 'revised'
+      return await buildManifest(gs, at, { checks: chosen.checks, diagnostics, patchUri: uri })
     } catch (err) {
-      if (!isFull(err) || ids.generation >= MAX_GENERATIONS) throw err
-      // This artifact is full: the review continues in the next one, pending again.
-      ids = generationIds(baseIds, ids.generation + 1)
-      ;({ review, artifactInput } = await buildManifest(gs, ids, { checks, diagnostics, patchUri: uri }))
-      await store.service.attach({ ...artifactInput, ownership: LOCAL_OWNERSHIP })
-      action = 'rolled over'
+      if (isLimit(err)) throw tooLargeError(gs, err)
+      throw err
     }
   }
+  let { review, artifactInput } = await manifestFor(ids)
+  if (prev && prev.digest === review.digest) {
+    storePatch(gs.root, gs.patchSha, gs.patch)
+    const status = await deriveStatus(store, gs, baseIds)
+    return { action: 'unchanged', review, status, patchUri: uri, checks: chosen }
+  }
+  const body = storePatch(gs.root, gs.patchSha, gs.patch)
+  let action
+  try {
+    if (!found.record) {
+      await store.service.attach({ ...artifactInput, ownership: LOCAL_OWNERSHIP })
+      action = 'attached'
+    } else {
+      const input = { ownership: LOCAL_OWNERSHIP, threadId: ids.threadId, artifactId: ids.artifactId }
+      for (const k of ['uri', 'hash', 'mime', 'preview', 'size', 'title']) {
+        if (artifactInput[k] !== undefined) input[k] = artifactInput[k]
+      }
+      try {
+        await store.service.revise(input)
+        action = 'revised'
+      } catch (err) {
+        if (!isFull(err) || ids.generation >= MAX_GENERATIONS) throw err
+        // This artifact is full: the review continues in the next one, pending again.
+        ids = generationIds(baseIds, ids.generation + 1)
+        ;({ review, artifactInput } = await manifestFor(ids))
+        await store.service.attach({ ...artifactInput, ownership: LOCAL_OWNERSHIP })
+        action = 'rolled over'
+      }
+    }
+  } catch (err) {
+    body.discard()
+    if (err && err.code === 'ERR_PRISM_ARTIFACT' && DOES_NOT_FIT.has(err.reason)) throw tooLargeError(gs, err)
+    throw err
+  }
+  const previous = prev ? { artifactId: found.ids.artifactId, revision: prevRevision.version, digest: prev.digest } : undefined
+  const changes = prev ? changesBetween(prev, review) : undefined
   const status = await deriveStatus(store, gs, baseIds)
-  return { action, review, status, patchUri: uri, previous }
+  return { action, review, status, patchUri: uri, previous, changes, checks: chosen }
 }
 
 /** Records a decision on the current revision; refuses when the review is out of date. */

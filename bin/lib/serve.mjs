@@ -24,6 +24,23 @@ export function bearerMatches(header, token) {
   return timingSafeEqual(digest(m[1]), digest(token))
 }
 
+/**
+ * PRISM_REVIEW_TOKEN must be at least MIN_TOKEN characters with no whitespace: a token with
+ * a space or newline (a paste accident) could never match a bearer header, so every request
+ * would get 401; refuse it at start instead.
+ */
+export function checkToken(token) {
+  if (typeof token !== 'string' || token === '') {
+    throw new UsageError(`serve needs PRISM_REVIEW_TOKEN set to a token of at least ${MIN_TOKEN} characters without whitespace`)
+  }
+  if (/\s/.test(token)) {
+    throw new UsageError('PRISM_REVIEW_TOKEN contains whitespace (a space, tab or newline); set it to the token alone')
+  }
+  if (token.length < MIN_TOKEN) {
+    throw new UsageError(`PRISM_REVIEW_TOKEN is ${token.length} characters; serve needs at least ${MIN_TOKEN}`)
+  }
+}
+
 export function parsePort(text) {
   if (text === undefined) return DEFAULT_PORT
   if (!/^\d{1,5}$/.test(text) || Number(text) > 65535) throw new UsageError(`--port must be an integer 0..65535, got "${text}"`)
@@ -33,12 +50,10 @@ export function parsePort(text) {
 export async function serve(values) {
   const port = parsePort(values.port)
   const token = process.env.PRISM_REVIEW_TOKEN
-  if (typeof token !== 'string' || token.trim().length < MIN_TOKEN) {
-    throw new UsageError(`serve needs PRISM_REVIEW_TOKEN set to a token of at least ${MIN_TOKEN} characters`)
-  }
+  checkToken(token)
   const root = values.db === undefined ? await repoRoot(process.cwd()) : undefined
   const { createArtifactHandler, toNodeListener } = await requireApi('createArtifactHandler', 'toNodeListener')
-  const store = await openStore({ root, db: values.db, extraSecrets: [token] })
+  const store = await openStore({ root, db: values.db, extraSecrets: [token], create: true })
   const authorize = ({ request }) => {
     const header = request && request.headers && typeof request.headers.get === 'function' ? request.headers.get('authorization') : null
     return bearerMatches(header, token) ? { ownership: LOCAL_OWNERSHIP } : false

@@ -1,0 +1,45 @@
+'use strict'
+// Credential redaction for free text: createCredentialRedactor. The rules (which
+// environment names hold secrets, which shapes are credentials) live in Rust
+// (src/credentials); this file only carries arguments across.
+
+const native = require('./native.js')
+const { callNative, toJson, typeError, describe, isObject } = require('./errors.js')
+
+/**
+ * A redactor for text a host is about to store or show (a command's output): the values of
+ * secret-named variables of `options.env`, `options.secrets`, and well-known credential
+ * shapes become "[REDACTED]".
+ */
+function createCredentialRedactor(options) {
+  if (options !== undefined && !isObject(options)) {
+    throw typeError(`createCredentialRedactor(options): options must be an object, got ${describe(options)}`)
+  }
+  const { env, secrets } = options ?? {}
+  if (env !== undefined && (typeof env !== 'object' || env === null || Array.isArray(env))) {
+    throw typeError(`createCredentialRedactor(options): options.env must be an object of strings, got ${describe(env)}`)
+  }
+  if (secrets !== undefined && !Array.isArray(secrets)) {
+    throw typeError(`createCredentialRedactor(options): options.secrets must be an array of strings, got ${describe(secrets)}`)
+  }
+  // `process.env` and other env-like objects: own enumerable string values only.
+  const plainEnv = {}
+  if (env) {
+    for (const name of Object.keys(env)) {
+      const value = env[name]
+      if (value === undefined) continue
+      if (typeof value !== 'string') throw typeError(`createCredentialRedactor(options): options.env.${name} must be a string, got ${describe(value)}`)
+      plainEnv[name] = value
+    }
+  }
+  const handle = callNative(() => new native.CredentialRedactorHandle(toJson({ env: plainEnv, secrets: secrets ?? [] }, typeError)))
+  return Object.freeze({
+    redact(value) {
+      if (typeof value === 'string') return callNative(() => handle.redactText(value))
+      if (value === undefined) return undefined
+      return JSON.parse(callNative(() => handle.redactJson(toJson(value, typeError))))
+    },
+  })
+}
+
+module.exports = { createCredentialRedactor }
