@@ -10,6 +10,9 @@ import {
   LanguageIntelligenceError,
   encodeLspFrame,
   LspFrameReader,
+  LspFrameError,
+  applyTextEdits,
+  resolveLanguageIntelligenceLimits,
 } from '../index.mjs'
 import { workspace, fake, readLog, received, alive, waitFor } from './fixtures/lsp-helpers.mjs'
 
@@ -63,10 +66,10 @@ test('options are validated: types, caps, limits outside 1..hard', () => {
     maxMessageBytes: 32 * 1024 * 1024,
     maxDiagnosticsPerFile: 1000,
     maxPendingRequests: 128,
-    maxResults: 5000,
+    maxResultsPerQuery: 5000,
     requestTimeoutMs: 120000,
     maxServers: 8,
-    maxRestarts: 10,
+    maxRestartsPerServer: 10,
   }
   for (const [name, max] of Object.entries(hard)) {
     createLanguageIntelligence({ workspaceRoot: ws, servers: {}, limits: { [name]: max } })
@@ -79,7 +82,10 @@ test('options are validated: types, caps, limits outside 1..hard', () => {
     }
   }
   assert.throws(() => createLanguageIntelligence({ workspaceRoot: ws, servers: {}, limits: { maxResult: 5 } }), TypeError)
-  assert.throws(() => createLanguageIntelligence({ workspaceRoot: ws, servers: {}, limits: { maxResults: '5' } }), TypeError)
+  assert.throws(() => createLanguageIntelligence({ workspaceRoot: ws, servers: {}, limits: { maxResultsPerQuery: '5' } }), TypeError)
+  // The names of @arnilo/prism; the old ones say what they are called now.
+  assert.throws(() => createLanguageIntelligence({ workspaceRoot: ws, servers: {}, limits: { maxResults: 5 } }), (e) => e instanceof TypeError && /maxResultsPerQuery/.test(e.message))
+  assert.throws(() => createLanguageIntelligence({ workspaceRoot: ws, servers: {}, limits: { maxRestarts: 5 } }), (e) => e instanceof TypeError && /maxRestartsPerServer/.test(e.message))
   assert.throws(() => createLanguageIntelligence({ workspaceRoot: ws, servers: {}, big: 1n }), TypeError)
   assert.throws(() => createLanguageIntelligence({ workspaceRoot: ws, servers: JSON.parse('{"__proto__": {"command": 1, "languages": ["x"]}}') }), TypeError)
   const cyclic = { workspaceRoot: ws, servers: {} }
@@ -98,6 +104,12 @@ test('files without a server are UNSUPPORTED; paths outside the workspace are WO
   await assert.rejects(li.syncDocument(join(outside, 'o.ts')), code('ERR_PRISM_LSP_WORKSPACE'))
   await assert.rejects(li.syncDocument('link.ts'), code('ERR_PRISM_LSP_WORKSPACE'))
   await assert.rejects(li.syncDocument('missing.ts'), code('ERR_PRISM_LSP_WORKSPACE'))
+  // The language is checked before the file (as @arnilo/prism): a file no server handles
+  // is UNSUPPORTED whether or not it exists; a path climbing out is WORKSPACE first.
+  await assert.rejects(li.syncDocument('src/missing.py'), code('ERR_PRISM_LSP_UNSUPPORTED'))
+  await assert.rejects(li.diagnosticDelta({ files: ['missing.py'] }), code('ERR_PRISM_LSP_UNSUPPORTED'))
+  await assert.rejects(li.hover({ file: 'missing.py', line: 0, character: 0 }), code('ERR_PRISM_LSP_UNSUPPORTED'))
+  await assert.rejects(li.syncDocument('../missing.py'), code('ERR_PRISM_LSP_WORKSPACE'))
   await assert.rejects(li.syncDocument(42), TypeError)
   await assert.rejects(li.hover({ file: 'a.ts', line: -1, character: 0 }), TypeError)
   await assert.rejects(li.hover(null), TypeError)
@@ -185,7 +197,9 @@ test('push diagnostics: added after an error, removed after the fix, never the s
   assert.equal(d2.added.length, 0)
   assert.equal(d2.unchanged.length, 0)
   assert.equal(d2.generation, 2)
-  assert.ok(second.generation > first.generation)
+  // The result's generation is the newest document version refreshed.
+  assert.equal(first.generation, 1)
+  assert.equal(second.generation, 2)
   // Same set again: unchanged, no churn.
   const third = await li.diagnosticDelta({ files: ['a.ts'], previous: second })
   assert.deepEqual(third.files['a.ts'].added, [])
@@ -232,12 +246,23 @@ test('diagnosticDelta opens files it has not seen, and drops stale previous view
   writeFileSync(join(ws, 'b.ts'), 'ok\nERROR\n')
   const r = await li.diagnosticDelta({ files: ['a.ts', 'b.ts', 'a.ts'] })
   assert.deepEqual(Object.keys(r.files).sort(), ['a.ts', 'b.ts'])
-  // A previous view from a newer generation is stale: ignored, so nothing is "removed".
-  const stale = { 'a.ts': [{ ...r.files['a.ts'].added[0], line: 7, generation: 99 }] }
-  const again = await li.diagnosticDelta({ files: ['a.ts'], previous: stale })
-  assert.equal(again.files['a.ts'].removed.length, 0)
-  assert.equal(again.files['a.ts'].added.length, 1)
-  await assert.rejects(li.diagnosticDelta({ files: ['a.ts'], previous: { 'a.ts': [{ nope: 1 }] } }), TypeError)
+  // A previous view newer than the refresh is not overwritten: the file is omitted (in
+  // every shape of previous), while the refresh itself still happened.
+  const newer = { ...r.files['a.ts'].added[0], line: 7, generation: 99 }
+  for (const previous of [{ 'a.ts': [newer] }, { 'a.ts': { generation: 99, diagnostics: [newer] } }, { 'a.ts': { ...r.files['a.ts'], generation: 99 } }]) {
+    const again = await li.diagnosticDelta({ files: ['a.ts', 'b.ts'], previous })
+    assert.equal(again.files['a.ts'], undefined, JSON.stringify(previous))
+    assert.equal(again.files['b.ts'].added.length, 1)
+    assert.deepEqual(again.incomplete, [])
+    assert.equal(again.generation, 1)
+  }
+  // @arnilo/prism's shape { generation, diagnostics } is a previous view like the others.
+  const same = await li.diagnosticDelta({ files: ['a.ts'], previous: { 'a.ts': { generation: 1, diagnostics: r.files['a.ts'].added } } })
+  assert.deepEqual([same.files['a.ts'].added.length, same.files['a.ts'].unchanged.length], [0, 1])
+  // Any other shape is a TypeError, never silently an empty view.
+  for (const previous of [{ 'a.ts': [{ nope: 1 }] }, { 'a.ts': {} }, { 'a.ts': { generation: 1 } }, { 'a.ts': { diagnostics: [] } }, { 'a.ts': 'x' }, []]) {
+    await assert.rejects(li.diagnosticDelta({ files: ['a.ts'], previous }), TypeError, JSON.stringify(previous))
+  }
   const list = await li.diagnostics('b.ts')
   assert.equal(list.length, 1)
   assert.equal(list[0].file, 'b.ts')
@@ -278,8 +303,8 @@ test('a server offering typescript.tsserverRequest is asked, not waited for; pos
   const first = await li.diagnosticDelta({ files: ['a.ts'] })
   assert.deepEqual(first.incomplete, [])
   assert.deepEqual(first.files['a.ts'].added.map((d) => [d.line, d.character, d.endCharacter, d.code, d.source, d.severity]), [
-    [0, line.indexOf('ERROR'), line.indexOf('ERROR') + 5, '2322', 'typescript', 'error'],
-    [0, line.lastIndexOf('ERROR'), line.lastIndexOf('ERROR') + 5, '2322', 'typescript', 'error'],
+    [0, line.indexOf('ERROR'), line.indexOf('ERROR') + 5, 2322, 'typescript', 'error'],
+    [0, line.lastIndexOf('ERROR'), line.lastIndexOf('ERROR') + 5, 2322, 'typescript', 'error'],
   ])
   writeFileSync(join(ws, 'a.ts'), 'fine\n')
   await li.syncDocument('a.ts')
@@ -395,8 +420,8 @@ test('pending requests are capped', async () => {
   await li.dispose()
 })
 
-for (const [name, opt] of [['oversized', { oversizedOn: 'hover' }], ['malformed', { garbageOn: 'hover' }]]) {
-  test(`an ${name} frame fails pending requests with FRAMING and the server restarts`, async () => {
+for (const [name, opt, want] of [['oversized', { oversizedOn: 'hover' }, 'ERR_PRISM_LSP_LIMIT'], ['malformed', { garbageOn: 'hover' }, 'ERR_PRISM_LSP_FRAMING']]) {
+  test(`an ${name} frame fails pending requests with ${want} and the server restarts`, async () => {
     const ws = workspace()
     const log = join(ws, '.log')
     // The first process misbehaves; a marker file makes the next one behave.
@@ -409,10 +434,10 @@ for (const [name, opt] of [['oversized', { oversizedOn: 'hover' }], ['malformed'
     await li.syncDocument('a.ts')
     const firstPid = readLog(log)[0].pid
     const loc = { file: 'a.ts', line: 0, character: 1 }
-    await assert.rejects(li.hover(loc), code('ERR_PRISM_LSP_FRAMING'))
+    await assert.rejects(li.hover(loc), code(want))
     assert.ok(await waitFor(() => !alive(firstPid)), 'the misbehaving server is killed')
     // The next call restarts the server (which misbehaves again: same error, new pid).
-    await assert.rejects(li.hover(loc), code('ERR_PRISM_LSP_FRAMING'))
+    await assert.rejects(li.hover(loc), code(want))
     const pids = new Set(readLog(log).map((e) => e.pid))
     assert.equal(pids.size, 2)
     await li.dispose()
@@ -420,7 +445,7 @@ for (const [name, opt] of [['oversized', { oversizedOn: 'hover' }], ['malformed'
 }
 
 test('a crash fails the request; a crash loop exhausts the restart budget, then fails fast', async () => {
-  const { ws, log, li } = setup({ crashOn: 'hover' }, { limits: { maxRestarts: 2 } })
+  const { ws, log, li } = setup({ crashOn: 'hover' }, { limits: { maxRestartsPerServer: 2 } })
   writeFileSync(join(ws, 'a.ts'), 'hello\n')
   const loc = { file: 'a.ts', line: 0, character: 1 }
   for (let i = 0; i < 3; i++) {
@@ -485,7 +510,7 @@ test('dispose escalates: a server that ignores shutdown, exit and SIGTERM is SIG
 })
 
 test('run-time caps: message bytes, diagnostics per file, results per query', async () => {
-  const { ws, li } = setup({}, { limits: { maxMessageBytes: 4096, maxDiagnosticsPerFile: 2, maxResults: 3 } })
+  const { ws, li } = setup({}, { limits: { maxMessageBytes: 4096, maxDiagnosticsPerFile: 2, maxResultsPerQuery: 3 } })
   writeFileSync(join(ws, 'big.ts'), 'x'.repeat(5000))
   await assert.rejects(li.syncDocument('big.ts'), code('ERR_PRISM_LSP_LIMIT'))
   writeFileSync(join(ws, 'a.ts'), 'ERROR ERROR ERROR ERROR\nfoo foo foo foo foo\n')
@@ -676,14 +701,60 @@ test('encodeLspFrame and LspFrameReader round-trip in any chunking and stay boun
     assert.deepEqual(got, msgs)
     assert.equal(r.buffered, 0)
   }
-  const small = new LspFrameReader({ maxMessageBytes: 8 })
-  assert.throws(() => small.push(encodeLspFrame({ long: 'message' })), code('ERR_PRISM_LSP_FRAMING'))
-  assert.throws(() => small.push(Buffer.from('x')), code('ERR_PRISM_LSP_FRAMING'), 'a failed reader stays failed')
-  assert.throws(() => new LspFrameReader().push(Buffer.from('Content-Length: 3\r\n\r\nabc')), code('ERR_PRISM_LSP_FRAMING'))
-  assert.throws(() => new LspFrameReader().push(Buffer.from('Content-Length: x\r\n\r\n')), code('ERR_PRISM_LSP_FRAMING'))
+  // A body over the cap is LIMIT, a malformed frame FRAMING; both are LspFrameErrors.
+  const frameErr = (c) => (e) => e instanceof LspFrameError && e instanceof LanguageIntelligenceError && e.name === 'LspFrameError' && e.code === c
+  for (const small of [new LspFrameReader({ maxMessageBytes: 8 }), new LspFrameReader(8)]) {
+    assert.throws(() => small.push(encodeLspFrame({ long: 'message' })), frameErr('ERR_PRISM_LSP_LIMIT'))
+    assert.throws(() => small.push(Buffer.from('x')), frameErr('ERR_PRISM_LSP_LIMIT'), 'a failed reader stays failed')
+  }
+  assert.deepEqual(new LspFrameReader(64).push(encodeLspFrame({ short: 1 })), [{ short: 1 }])
+  assert.throws(() => new LspFrameReader().push(Buffer.from('Content-Length: 3\r\n\r\nabc')), frameErr('ERR_PRISM_LSP_FRAMING'))
+  assert.throws(() => new LspFrameReader().push(Buffer.from('Content-Length: x\r\n\r\n')), frameErr('ERR_PRISM_LSP_FRAMING'))
+  assert.throws(() => new LspFrameReader(0), RangeError)
+  assert.throws(() => new LspFrameReader('8'), TypeError)
+  const constructed = new LspFrameError('ERR_PRISM_LSP_FRAMING', 'host-made')
+  assert.ok(constructed instanceof LanguageIntelligenceError)
+  assert.deepEqual([constructed.code, constructed.message, constructed.name], ['ERR_PRISM_LSP_FRAMING', 'host-made', 'LspFrameError'])
   assert.throws(() => new LspFrameReader().push('text'), TypeError)
   assert.throws(() => new LspFrameReader({ maxMessageBytes: 0 }), RangeError)
   assert.throws(() => new LspFrameReader({ maxMessageBytes: 33554433 }), RangeError)
   assert.throws(() => encodeLspFrame('x'), TypeError)
   assert.throws(() => encodeLspFrame({ n: 1n }), TypeError)
+})
+
+test('applyTextEdits applies LSP edits from their end, in UTF-16, and refuses overlaps', () => {
+  const range = (l, c, el, ec) => ({ start: { line: l, character: c }, end: { line: el, character: ec } })
+  // @arnilo/prism's shape, in any order.
+  assert.equal(applyTextEdits('foo bar foo', [
+    { file: 'a.ts', newText: 'qux', range: range(0, 0, 0, 3) },
+    { file: 'a.ts', newText: 'baz', range: range(0, 8, 0, 11) },
+  ]), 'qux bar baz')
+  // Astral characters count two UTF-16 units; a lone surrogate elsewhere survives.
+  const text = '🙂 café\r\nx \ud800 y\n'
+  assert.equal(applyTextEdits(text, [{ newText: 'tea', range: range(0, 3, 0, 7) }, { newText: 'Z', range: range(1, 0, 1, 1) }]), '🙂 tea\r\nZ \ud800 y\n')
+  // The flat shape rename returns; positions past a line end clamp to it.
+  assert.equal(applyTextEdits('ab\ncd', [{ line: 0, character: 99, endLine: 0, endCharacter: 99, newText: '!' }]), 'ab!\ncd')
+  // Inserts at one position keep their order.
+  assert.equal(applyTextEdits('ab', [{ newText: 'x', range: range(0, 1, 0, 1) }, { newText: 'y', range: range(0, 1, 0, 1) }]), 'axyb')
+  assert.throws(() => applyTextEdits('abcdef', [{ newText: 'x', range: range(0, 0, 0, 3) }, { newText: 'y', range: range(0, 2, 0, 4) }]), RangeError)
+  assert.throws(() => applyTextEdits('abc', [{ newText: 'x', range: range(0, 2, 0, 1) }]), RangeError)
+  assert.throws(() => applyTextEdits('abc', [{ newText: 1, range: range(0, 0, 0, 1) }]), TypeError)
+  assert.throws(() => applyTextEdits('abc', [{ newText: 'x' }]), TypeError)
+  assert.throws(() => applyTextEdits(5, []), TypeError)
+  assert.equal(applyTextEdits('same', []), 'same')
+})
+
+test('resolveLanguageIntelligenceLimits fills the defaults under the names of @arnilo/prism', () => {
+  assert.deepEqual(resolveLanguageIntelligenceLimits(), {
+    maxMessageBytes: 4 * 1024 * 1024,
+    maxDiagnosticsPerFile: 200,
+    maxPendingRequests: 32,
+    maxResultsPerQuery: 500,
+    requestTimeoutMs: 30000,
+    maxServers: 4,
+    maxRestartsPerServer: 3,
+  })
+  assert.equal(resolveLanguageIntelligenceLimits({ maxServers: 8 }).maxServers, 8)
+  assert.throws(() => resolveLanguageIntelligenceLimits({ maxServers: 9 }), RangeError)
+  assert.throws(() => resolveLanguageIntelligenceLimits({ maxResults: 9 }), TypeError)
 })

@@ -68,14 +68,24 @@ function diagnosticDelta(input) {
     throw typeError(`diagnosticDelta expects an object { next, previous?, generation? }, got ${describe(input)}`)
   }
   // Read each argument once, so the arrays mapped below are the ones the native side saw.
-  const { next, previous, generation } = input
+  const { next, previous, generation, identity } = input
+  if (identity !== undefined) {
+    throw typeError('input.identity is not supported: identity is always diagnosticIdentity (file:source:line:character:code)')
+  }
   const r = JSON.parse(call(native.diagnosticsDeltaIndices, { next, previous, generation }))
   return {
     added: pick(next, r.added),
     removed: r.removed.length === 0 ? [] : pick(previous, r.removed),
     unchanged: pick(next, r.unchanged),
     generation: r.generation,
+    truncated: r.truncated,
   }
+}
+
+/** The effective caps of normalizeDiagnostics for `options` (defaults filled in). */
+function resolveDiagnosticsLimits(options) {
+  if (options !== undefined && !isObject(options)) throw typeError(`options must be an object, got ${describe(options)}`)
+  return JSON.parse(call(native.diagnosticsResolveLimits, toJson(options ?? {}, typeError)))
 }
 
 /** The stable identity `file:source:line:character:code` (empty for absent source/code). */
@@ -84,4 +94,4 @@ function diagnosticIdentity(diagnostic) {
   return call(native.diagnosticsIdentity, toJson(diagnostic, typeError))
 }
 
-module.exports = { normalizeDiagnostics, diagnosticDelta, diagnosticIdentity }
+module.exports = { normalizeDiagnostics, diagnosticDelta, diagnosticIdentity, resolveDiagnosticsLimits }

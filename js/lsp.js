@@ -200,31 +200,46 @@ function createLanguageIntelligence(options) {
   return new LanguageIntelligence(options)
 }
 
+/**
+ * A frame that cannot be read or written: `ERR_PRISM_LSP_FRAMING` (malformed) or
+ * `ERR_PRISM_LSP_LIMIT` (over the cap). A `LanguageIntelligenceError`; the constructor
+ * takes `(code, message)` as @arnilo/prism's.
+ */
+class LspFrameError extends LanguageIntelligenceError {}
+Object.defineProperty(LspFrameError.prototype, 'name', { value: 'LspFrameError', writable: true, configurable: true })
+
+/** Native frame failures as `LspFrameError`; anything else as translated. */
+function frameCall(fn, ...args) {
+  try {
+    return fn(...args)
+  } catch (err) {
+    const e = translate(err)
+    if (e instanceof LanguageIntelligenceError && !(e instanceof LspFrameError)) throw new LspFrameError(e.code, e.message)
+    throw e
+  }
+}
+
 /** One LSP frame (`Content-Length` header + UTF-8 JSON body) for a JSON-RPC message. */
 function encodeLspFrame(message) {
   if (!isObject(message) && !Array.isArray(message)) {
     throw typeError(`message must be an object, got ${describe(message)}`)
   }
-  return callNative(native.lspEncodeFrame, toJson(message, typeError))
+  return frameCall(native.lspEncodeFrame, toJson(message, typeError))
 }
 
 /** Incremental, bounded frame decoder: push bytes, get complete messages. */
 class LspFrameReader {
   #native
 
+  /** `new LspFrameReader(maxMessageBytes)` (as @arnilo/prism) or `new LspFrameReader({ maxMessageBytes })`. */
   constructor(options) {
-    let max
-    if (options !== undefined) {
-      if (!isObject(options)) throw typeError(`options must be an object, got ${describe(options)}`)
-      max = options.maxMessageBytes
-      if (max !== undefined && typeof max !== 'number') {
-        throw typeError(`options.maxMessageBytes must be a number, got ${describe(max)}`)
-      }
-      if (max !== undefined && (!Number.isFinite(max) || max < 1)) {
-        const e = new RangeError(`options.maxMessageBytes must be an integer in 1..33554432, got ${max}`)
-        e.code = 'ERR_OUT_OF_RANGE'
-        throw e
-      }
+    let max = options
+    if (isObject(options)) max = options.maxMessageBytes
+    else if (options !== undefined && typeof options !== 'number') {
+      throw typeError(`maxMessageBytes must be a number or { maxMessageBytes }, got ${describe(options)}`)
+    }
+    if (max !== undefined && typeof max !== 'number') {
+      throw typeError(`maxMessageBytes must be a number, got ${describe(max)}`)
     }
     this.#native = callNative((m) => new native.NativeLspFrameReader(m), max)
   }
@@ -233,7 +248,7 @@ class LspFrameReader {
   push(bytes) {
     if (!(bytes instanceof Uint8Array)) throw typeError(`bytes must be a Uint8Array, got ${describe(bytes)}`)
     const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-    return JSON.parse(callNative((b) => this.#native.push(b), buf))
+    return JSON.parse(frameCall((b) => this.#native.push(b), buf))
   }
 
   /** Bytes received but not yet returned as a message. */
@@ -242,4 +257,31 @@ class LspFrameReader {
   }
 }
 
-module.exports = { LanguageIntelligence, createLanguageIntelligence, encodeLspFrame, LspFrameReader }
+/**
+ * `text` with LSP text edits applied (0-based lines, UTF-16 characters; each edit
+ * `{ range: { start, end }, newText }` or `{ line, character, endLine, endCharacter,
+ * newText }`). Positions past a line's or the text's end clamp to it; overlapping edits
+ * are a RangeError.
+ */
+function applyTextEdits(text, edits) {
+  if (typeof text !== 'string') throw typeError(`text must be a string, got ${describe(text)}`)
+  if (!Array.isArray(edits)) throw typeError(`edits must be an array, got ${describe(edits)}`)
+  const spans = JSON.parse(callNative(native.lspTextEditSpans, text, toJson(edits, typeError)))
+  let out = ''
+  let at = 0
+  for (const [start, end, index] of spans) {
+    out += text.slice(at, start) + edits[index].newText
+    at = end
+  }
+  return out + text.slice(at)
+}
+
+/** Every cap of a LanguageIntelligence for `limits` (defaults filled in); RangeError outside `1..hard`. */
+function resolveLanguageIntelligenceLimits(limits) {
+  if (limits !== undefined && !isObject(limits)) throw typeError(`limits must be an object, got ${describe(limits)}`)
+  return JSON.parse(callNative(native.lspResolveLimits, toJson(limits ?? null, typeError)))
+}
+
+module.exports = {
+  resolveLanguageIntelligenceLimits,
+  LanguageIntelligence, createLanguageIntelligence, encodeLspFrame, LspFrameReader, LspFrameError, applyTextEdits }

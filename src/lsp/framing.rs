@@ -2,10 +2,10 @@
 //!
 //! [`encode_frame`] writes one frame; [`FrameReader`] takes bytes in any chunking and
 //! yields complete message bodies. Every bound is checked before memory is committed: a
-//! header section longer than [`MAX_HEADER_BYTES`], a missing or malformed
-//! `Content-Length`, or a length over the reader's cap is a `ERR_PRISM_LSP_FRAMING`
-//! error, after which the reader refuses further input (the stream cannot be
-//! resynchronised safely).
+//! header section longer than [`MAX_HEADER_BYTES`] or a missing or malformed
+//! `Content-Length` is an `ERR_PRISM_LSP_FRAMING` error, a length over the reader's cap
+//! an `ERR_PRISM_LSP_LIMIT` error (as @arnilo/prism); after either the reader refuses
+//! further input (the stream cannot be resynchronised safely).
 
 use crate::error::{LspCode, PrismError, Result};
 
@@ -148,9 +148,10 @@ fn parse_content_length(header: &[u8], max_body: usize) -> Result<usize> {
                 .parse()
                 .map_err(|_| framing(format!("invalid Content-Length {v:?}")))?;
             if n > max_body as u64 {
-                return Err(framing(format!(
-                    "frame of {n} bytes exceeds the message cap of {max_body} bytes"
-                )));
+                return Err(PrismError::lsp(
+                    LspCode::Limit,
+                    format!("frame of {n} bytes exceeds the message cap of {max_body} bytes"),
+                ));
             }
             length = Some(n as usize);
         }
@@ -198,7 +199,7 @@ mod tests {
         let mut r = FrameReader::new(10);
         r.push(b"Content-Length: 11\r\n\r\n").unwrap();
         let e = r.next_frame().unwrap_err();
-        assert_eq!(e.code(), "ERR_PRISM_LSP_FRAMING");
+        assert_eq!(e.code(), "ERR_PRISM_LSP_LIMIT");
         // Poisoned afterwards.
         assert!(r.push(b"x").is_err());
         assert!(r.next_frame().is_err());

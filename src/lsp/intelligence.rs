@@ -6,6 +6,7 @@
 
 use super::client::{lock, OpenDoc, Session, SessionConfig};
 use super::documents::{language_id, line_starts, path_to_uri, Encoding, Text, Workspace};
+use super::edits::{self, TextEdit};
 use super::process::Launch;
 use crate::diagnostics::{self as diag, NormalizeOptions, NormalizedDiagnostic};
 use crate::error::{LspCode, PrismError, Result};
@@ -22,10 +23,16 @@ pub const LIMITS: [(&str, u64, u64); 7] = [
     ("maxMessageBytes", 4 * 1024 * 1024, 32 * 1024 * 1024),
     ("maxDiagnosticsPerFile", 200, 1000),
     ("maxPendingRequests", 32, 128),
-    ("maxResults", 500, 5000),
+    ("maxResultsPerQuery", 500, 5000),
     ("requestTimeoutMs", 30_000, 120_000),
     ("maxServers", 4, 8),
-    ("maxRestarts", 3, 10),
+    ("maxRestartsPerServer", 3, 10),
+];
+
+/// Names this package used before it took @arnilo/prism's, for a helpful error.
+const RENAMED_LIMITS: [(&str, &str); 2] = [
+    ("maxResults", "maxResultsPerQuery"),
+    ("maxRestarts", "maxRestartsPerServer"),
 ];
 
 /// How long an unversioned push set must stay unchanged before it is taken as the set
@@ -34,6 +41,8 @@ const SETTLE: Duration = Duration::from_millis(300);
 /// Grace period of `dispose()` between SIGTERM and SIGKILL.
 const GRACE: Duration = Duration::from_secs(2);
 const MAX_PLANS: usize = 16;
+/// `source` of a server diagnostic that names none.
+const LSP_SOURCE: &str = "lsp";
 
 /// Effective caps.
 #[derive(Debug, Clone)]
@@ -62,8 +71,13 @@ impl Limits {
             let f = Fields::new(v, "options.limits", type_err)?;
             for key in f.object().keys() {
                 if !LIMITS.iter().any(|(n, _, _)| n == key) {
+                    let hint = RENAMED_LIMITS
+                        .iter()
+                        .find(|(old, _)| old == key)
+                        .map(|(_, new)| format!(" (it is called {new})"))
+                        .unwrap_or_default();
                     return Err(type_err(format!(
-                        "options.limits.{key} is not a known limit"
+                        "options.limits.{key} is not a known limit{hint}"
                     )));
                 }
             }
@@ -97,11 +111,28 @@ impl Limits {
             max_message: g("maxMessageBytes") as usize,
             max_diagnostics: g("maxDiagnosticsPerFile") as usize,
             max_pending: g("maxPendingRequests") as usize,
-            max_results: g("maxResults") as usize,
+            max_results: g("maxResultsPerQuery") as usize,
             timeout: Duration::from_millis(g("requestTimeoutMs")),
             max_servers: g("maxServers") as usize,
-            max_restarts: g("maxRestarts") as u32,
+            max_restarts: g("maxRestartsPerServer") as u32,
         })
+    }
+}
+
+impl Limits {
+    /// `resolveLanguageIntelligenceLimits(limits?)`: every cap by its name.
+    pub fn resolve_json(text: &str) -> Result<Value> {
+        let v = crate::json::parse(text, type_err)?;
+        let l = Limits::parse(Some(&v).filter(|v| !v.is_null()))?;
+        Ok(json!({
+            "maxMessageBytes": l.max_message,
+            "maxDiagnosticsPerFile": l.max_diagnostics,
+            "maxPendingRequests": l.max_pending,
+            "maxResultsPerQuery": l.max_results,
+            "requestTimeoutMs": l.timeout.as_millis() as u64,
+            "maxServers": l.max_servers,
+            "maxRestartsPerServer": l.max_restarts,
+        }))
     }
 }
 
@@ -267,7 +298,6 @@ pub struct Intelligence {
     slots: Vec<Slot>,
     versions: Mutex<HashMap<PathBuf, i64>>,
     sync_lock: tokio::sync::Mutex<()>,
-    generation: AtomicU64,
     disposed: AtomicBool,
     plans: Mutex<BTreeMap<u64, RenamePlan>>,
     next_plan: AtomicU64,
@@ -356,7 +386,6 @@ impl Intelligence {
                 .collect(),
             versions: Mutex::new(HashMap::new()),
             sync_lock: tokio::sync::Mutex::new(()),
-            generation: AtomicU64::new(0),
             disposed: AtomicBool::new(false),
             plans: Mutex::new(BTreeMap::new()),
             next_plan: AtomicU64::new(1),
@@ -386,6 +415,17 @@ impl Intelligence {
                     format!("no language server is configured for {rel:?} (language {lang})"),
                 )
             })
+    }
+
+    /// A caller's file: checked lexically, then its language (as @arnilo/prism does,
+    /// so a file no server handles is UNSUPPORTED whether or not it exists), then
+    /// resolved on disk. Returns the canonical path, the relative name and the server.
+    fn locate(&self, file: &str) -> Result<(PathBuf, String, usize)> {
+        self.ws.check_lexical(file)?;
+        self.slot_for(file)?;
+        let (path, rel) = self.ws.resolve(file)?;
+        let idx = self.slot_for(&rel)?;
+        Ok((path, rel, idx))
     }
 
     fn slot(&self, idx: usize) -> Result<&Slot> {
@@ -532,8 +572,7 @@ impl Intelligence {
             .get("file")
             .and_then(Value::as_str)
             .ok_or_else(|| type_err("file must be a string".into()))?;
-        let (path, rel) = self.ws.resolve(file)?;
-        let idx = self.slot_for(&rel)?;
+        let (path, rel, idx) = self.locate(file)?;
         let (_, _, doc) = self.sync_path(&path, &rel, idx).await?;
         Ok(json!({ "version": doc.version }))
     }
@@ -677,25 +716,30 @@ impl Intelligence {
                         json!(text.convert(l, c, enc, Encoding::Utf16)),
                     );
                 }
-                let severity = match d.get("severity").and_then(Value::as_u64) {
-                    Some(2) => "warning",
-                    Some(3) => "information",
-                    Some(4) => "hint",
-                    _ => "error",
-                };
+                let severity = d
+                    .get("severity")
+                    .and_then(Value::as_u64)
+                    .filter(|n| (2..=4).contains(n))
+                    .unwrap_or(1);
                 o.insert("severity".into(), json!(severity));
                 if let Some(m) = d.get("message") {
                     o.insert("message".into(), m.clone());
                 }
-                if let Some(Value::String(s)) = d.get("source") {
-                    o.insert("source".into(), json!(s));
-                }
+                // A diagnostic without a source is the server's (@arnilo/prism: "lsp").
+                let source = match d.get("source") {
+                    Some(Value::String(s)) if !s.is_empty() => s.as_str(),
+                    _ => LSP_SOURCE,
+                };
+                o.insert("source".into(), json!(source));
                 match d.get("code") {
-                    Some(Value::String(s)) => {
-                        o.insert("code".into(), json!(s));
+                    Some(c @ Value::String(_)) => {
+                        o.insert("code".into(), c.clone());
                     }
+                    // An integer code stays a number; any other number is not kept.
                     Some(Value::Number(n)) => {
-                        o.insert("code".into(), json!(n.to_string()));
+                        if let Some(i) = crate::json::as_i64(&Value::Number(n.clone())) {
+                            o.insert("code".into(), json!(i));
+                        }
                     }
                     _ => {}
                 }
@@ -721,7 +765,7 @@ impl Intelligence {
             return Err(lsp(
                 LspCode::Limit,
                 format!(
-                    "files has {} entries; maxResults is {}",
+                    "files has {} entries; maxResultsPerQuery is {}",
                     files.len(),
                     self.limits.max_results
                 ),
@@ -735,8 +779,7 @@ impl Intelligence {
                     type_name(f)
                 )));
             };
-            let (path, rel) = self.ws.resolve(s)?;
-            let idx = self.slot_for(&rel)?;
+            let (path, rel, idx) = self.locate(s)?;
             if !out.iter().any(|(_, r, _)| *r == rel) {
                 out.push((path, rel, idx));
             }
@@ -791,21 +834,29 @@ impl Intelligence {
         let previous = parse_previous(f.get("previous"))?;
         let files = self.parse_files(f.get("files"))?;
         let refreshed = self.refresh(files).await?;
-        let generation = self.generation.fetch_add(1, Ordering::SeqCst) + 1;
+        // The newest document version refreshed (seed: "generation-stamped with the
+        // document version").
+        let mut generation = 0u64;
         let mut out = Map::new();
         let mut incomplete = Vec::new();
         for (rel, next, version) in refreshed {
-            match next {
-                Some(next) => {
-                    let prev = previous.get(&rel).map(Vec::as_slice);
-                    let d = diag::delta(&next, prev, Some(version as u64));
-                    out.insert(
-                        rel,
-                        serde_json::to_value(d).map_err(|e| PrismError::internal(e.to_string()))?,
-                    );
-                }
-                None => incomplete.push(Value::String(rel)),
+            let Some(next) = next else {
+                incomplete.push(Value::String(rel));
+                continue;
+            };
+            let version = u64::try_from(version).unwrap_or(0);
+            generation = generation.max(version);
+            let prev = previous.get(&rel);
+            // A previous view newer than this refresh is not overwritten: the file is
+            // omitted (seed: "a stale-version response never overwrites newer results").
+            if prev.and_then(|p| p.generation).is_some_and(|g| g > version) {
+                continue;
             }
+            let d = diag::delta(&next, prev.map(|p| p.entries.as_slice()), Some(version));
+            out.insert(
+                rel,
+                serde_json::to_value(d).map_err(|e| PrismError::internal(e.to_string()))?,
+            );
         }
         Ok(json!({ "files": out, "generation": generation, "incomplete": incomplete }))
     }
@@ -868,8 +919,7 @@ impl Intelligence {
         let file = f.str("file")?;
         let line = f.u64("line")?;
         let character = f.u64("character")?;
-        let (path, rel) = self.ws.resolve(file)?;
-        let idx = self.slot_for(&rel)?;
+        let (path, rel, idx) = self.locate(file)?;
         let (session, uri, doc) = self.ensure_open(&path, &rel, idx).await?;
         let text = Text::with_index(&doc.text, &doc.lines);
         let Some(line_text) = usize::try_from(line).ok().and_then(|l| text.line(l)) else {
@@ -1086,9 +1136,9 @@ impl Intelligence {
                     continue;
                 };
                 l["name"] = json!(name);
-                l["kind"] = json!(symbol_kind(
-                    s.get("kind").and_then(Value::as_u64).unwrap_or(0)
-                ));
+                let kind = s.get("kind").and_then(Value::as_u64).unwrap_or(0);
+                l["kind"] = json!(kind);
+                l["kindName"] = json!(symbol_kind(kind));
                 if let Some(Value::String(c)) = s.get("containerName") {
                     if !c.is_empty() {
                         l["containerName"] = json!(c);
@@ -1170,7 +1220,7 @@ impl Intelligence {
             return Err(lsp(
                 LspCode::Limit,
                 format!(
-                    "rename has {total} edits; maxResults is {}",
+                    "rename has {total} edits; maxResultsPerQuery is {}",
                     self.limits.max_results
                 ),
             ));
@@ -1197,7 +1247,7 @@ impl Intelligence {
                 }
             }
             let text = Text::new(&old);
-            let mut spans = Vec::new();
+            let mut parsed = Vec::with_capacity(edits.len());
             for e in &edits {
                 let range = e.get("range");
                 let p = |k: &str, f: &str| {
@@ -1218,39 +1268,35 @@ impl Intelligence {
                     ));
                 };
                 let new_text = e.get("newText").and_then(Value::as_str).unwrap_or("");
-                let start = text.offset(l, c, enc);
-                let end = text.offset(el, ec, enc);
-                if end < start {
-                    return Err(lsp(
-                        LspCode::Server,
-                        "rename returned an edit whose end precedes its start",
-                    ));
-                }
-                spans.push((start, end, new_text.to_string()));
+                let (c16, ec16) = (
+                    text.convert(l, c, enc, Encoding::Utf16),
+                    text.convert(el, ec, enc, Encoding::Utf16),
+                );
                 api_edits.push(json!({
                     "file": rel,
                     "line": l,
-                    "character": text.convert(l, c, enc, Encoding::Utf16),
+                    "character": c16,
                     "endLine": el,
-                    "endCharacter": text.convert(el, ec, enc, Encoding::Utf16),
+                    "endCharacter": ec16,
                     "newText": new_text,
+                    "range": {
+                        "start": { "line": l, "character": c16 },
+                        "end": { "line": el, "character": ec16 },
+                    },
                 }));
+                parsed.push(TextEdit {
+                    start: (l, c),
+                    end: (el, ec),
+                    new_text: new_text.to_string(),
+                });
             }
-            spans.sort_by_key(|s| (s.0, s.1));
-            let mut new = String::with_capacity(old.len());
-            let mut at = 0usize;
-            for (start, end, t) in &spans {
-                if *start < at {
-                    return Err(lsp(
-                        LspCode::Server,
-                        format!("rename returned overlapping edits in {rel:?}"),
-                    ));
-                }
-                new.push_str(old.get(at..*start).unwrap_or(""));
-                new.push_str(t);
-                at = *end;
-            }
-            new.push_str(old.get(at..).unwrap_or(""));
+            let spans = edits::spans(&old, &parsed, enc, |m| {
+                lsp(
+                    LspCode::Server,
+                    format!("rename returned bad edits for {rel:?}: {m}"),
+                )
+            })?;
+            let new = edits::apply(&old, &parsed, &spans);
             paths.push(Value::String(rel));
             files.push(PlannedFile {
                 path,
@@ -1388,56 +1434,83 @@ fn hover_text(contents: &Value) -> String {
     }
 }
 
-/// `previous`: a previous `diagnosticDelta` result (`{ files }`), or a map file →
-/// `DiagnosticDelta` / `NormalizedDiagnostic[]`. A delta's current view is its
-/// `added` plus `unchanged`.
-fn parse_previous(v: Option<&Value>) -> Result<HashMap<String, Vec<NormalizedDiagnostic>>> {
+/// One file's previous view: its generation (`None` for an empty list of entries) and
+/// its entries.
+#[derive(Debug)]
+struct PreviousView {
+    generation: Option<u64>,
+    entries: Vec<NormalizedDiagnostic>,
+}
+
+const PREVIOUS_SHAPES: &str =
+    "{ generation, diagnostics }, a DiagnosticDelta or an array of NormalizedDiagnostic";
+
+/// `previous` of `diagnosticDelta`: a map file → view, where a view is
+/// `{ generation, diagnostics }` (@arnilo/prism's `LanguageFileDiagnostics`), a
+/// `DiagnosticDelta` (its view is `added` + `unchanged`) or `NormalizedDiagnostic[]`; or a
+/// whole previous result `{ files, generation, … }`. Anything else is a `TypeError`, never
+/// read as an empty view.
+fn parse_previous(v: Option<&Value>) -> Result<HashMap<String, PreviousView>> {
     let mut out = HashMap::new();
-    let Some(v) = v else { return Ok(out) };
-    if v.is_null() {
+    let Some(v) = v.filter(|v| !v.is_null()) else {
         return Ok(out);
-    }
+    };
     let Value::Object(o) = v else {
         return Err(type_err(format!(
-            "previous must be an object, got {}",
+            "previous must be an object (file → {PREVIOUS_SHAPES}), got {}",
             type_name(v)
         )));
     };
-    let files = match o.get("files") {
-        Some(Value::Object(f)) if o.contains_key("generation") || o.contains_key("incomplete") => f,
+    let files = match (o.get("files"), o.get("generation")) {
+        (Some(Value::Object(f)), Some(Value::Number(_))) => f,
         _ => o,
     };
     for (file, view) in files {
-        let entries: Vec<&Value> = match view {
-            Value::Array(a) => a.iter().collect(),
-            Value::Object(d) => {
-                let mut e: Vec<&Value> = Vec::new();
-                for k in ["added", "unchanged"] {
-                    if let Some(Value::Array(a)) = d.get(k) {
-                        e.extend(a.iter());
-                    }
-                }
-                e
-            }
-            other => {
-                return Err(type_err(format!(
-                    "previous[{file:?}] must be an array or a DiagnosticDelta, got {}",
-                    type_name(other)
-                )))
-            }
-        };
-        let mut list = Vec::with_capacity(entries.len());
-        for e in entries {
-            let d: NormalizedDiagnostic = serde_json::from_value(e.clone()).map_err(|err| {
-                type_err(format!(
-                    "previous[{file:?}] holds an entry that is not a NormalizedDiagnostic: {err}"
-                ))
-            })?;
-            list.push(d);
-        }
-        out.insert(file.clone(), list);
+        out.insert(file.clone(), previous_view(file, view)?);
     }
     Ok(out)
+}
+
+fn previous_view(file: &str, view: &Value) -> Result<PreviousView> {
+    let bad = || {
+        type_err(format!(
+            "previous[{file:?}] must be {PREVIOUS_SHAPES}, got {}",
+            type_name(view)
+        ))
+    };
+    let (generation, lists): (Option<u64>, Vec<&Vec<Value>>) = match view {
+        Value::Array(a) => (None, vec![a]),
+        Value::Object(o) => {
+            let generation = match o.get("generation") {
+                Some(g) => Some(crate::json::as_u64(g).ok_or_else(|| {
+                    type_err(format!(
+                        "previous[{file:?}].generation must be a non-negative integer"
+                    ))
+                })?),
+                None => return Err(bad()),
+            };
+            match (o.get("diagnostics"), o.get("added"), o.get("unchanged")) {
+                (Some(Value::Array(d)), None, None) => (generation, vec![d]),
+                (None, Some(Value::Array(a)), Some(Value::Array(u))) => (generation, vec![a, u]),
+                _ => return Err(bad()),
+            }
+        }
+        _ => return Err(bad()),
+    };
+    let mut entries = Vec::new();
+    for e in lists.into_iter().flatten() {
+        let d: NormalizedDiagnostic = serde_json::from_value(e.clone()).map_err(|err| {
+            type_err(format!(
+                "previous[{file:?}] holds an entry that is not a NormalizedDiagnostic: {err}"
+            ))
+        })?;
+        entries.push(d);
+    }
+    let generation = generation.or_else(|| entries.iter().map(|d| d.generation).max());
+    Ok(PreviousView {
+        generation,
+        entries,
+    })
 }
 
 static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -1529,12 +1602,42 @@ mod tests {
     #[test]
     fn previous_views() {
         let d = json!({"file":"a.ts","line":1,"character":2,"severity":"error","message":"m","generation":3});
-        let p = parse_previous(Some(&json!({"files": {"a.ts": {"added":[d.clone()],"removed":[],"unchanged":[d.clone()],"generation":3}}, "generation": 1, "incomplete": []}))).unwrap();
-        assert_eq!(p["a.ts"].len(), 2);
-        let p = parse_previous(Some(&json!({"a.ts": [d]}))).unwrap();
-        assert_eq!(p["a.ts"].len(), 1);
-        assert!(parse_previous(Some(&json!({"a.ts": 1}))).is_err());
-        assert!(parse_previous(Some(&json!({"a.ts": [{"x":1}]}))).is_err());
+        let p = parse_previous(Some(&json!({"files": {"a.ts": {"added":[d.clone()],"removed":[],"unchanged":[d.clone()],"generation":4}}, "generation": 1, "incomplete": []}))).unwrap();
+        assert_eq!(
+            (p["a.ts"].entries.len(), p["a.ts"].generation),
+            (2, Some(4))
+        );
+        let p = parse_previous(Some(&json!({"a.ts": [d.clone()], "b.ts": []}))).unwrap();
+        assert_eq!(
+            (p["a.ts"].entries.len(), p["a.ts"].generation),
+            (1, Some(3))
+        );
+        assert_eq!(p["b.ts"].generation, None);
+        // @arnilo/prism's shape: file → { generation, diagnostics }.
+        let p = parse_previous(Some(
+            &json!({"a.ts": {"generation": 5, "diagnostics": [d.clone()]}}),
+        ))
+        .unwrap();
+        assert_eq!(
+            (p["a.ts"].entries.len(), p["a.ts"].generation),
+            (1, Some(5))
+        );
+        // Any other shape is a TypeError, never an empty view.
+        for bad in [
+            json!({"a.ts": 1}),
+            json!({"a.ts": [{"x":1}]}),
+            json!({"a.ts": {}}),
+            json!({"a.ts": {"generation": 1}}),
+            json!({"a.ts": {"diagnostics": [d.clone()]}}),
+            json!({"a.ts": {"generation": -1, "diagnostics": []}}),
+            json!({"a.ts": {"generation": 1, "added": [], "removed": []}}),
+            json!({"a.ts": {"generation": 1, "diagnostics": {}}}),
+            json!([]),
+            json!("a.ts"),
+        ] {
+            let e = parse_previous(Some(&bad)).unwrap_err();
+            assert_eq!(e.code(), "ERR_INVALID_ARG_TYPE", "{bad}");
+        }
     }
 
     #[test]

@@ -6,10 +6,12 @@
 //! - [`client`]: one initialized server session, server-request dispatch, diagnostics
 //!   bookkeeping.
 //! - [`documents`]: workspace paths, URIs, language ids, position encodings.
+//! - [`edits`]: text edits as checked byte spans (rename, `applyTextEdits`).
 //! - [`intelligence`]: the public operations of `LanguageIntelligence`.
 
 pub mod client;
 pub mod documents;
+pub mod edits;
 pub mod framing;
 pub mod intelligence;
 pub mod process;

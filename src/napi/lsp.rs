@@ -301,3 +301,19 @@ pub fn lsp_encode_frame(json_text: String) -> napi::Result<Buffer> {
     }
     Ok(encode_frame(json_text.as_bytes()).into())
 }
+
+/// `applyTextEdits`: the UTF-16 spans `[[start, end, index], …]` of the edits (JSON text)
+/// in `text`, in application order, as JSON text; the JS layer splices.
+#[napi(js_name = "lspTextEditSpans")]
+pub fn lsp_text_edit_spans(text: String, edits_json: String) -> napi::Result<String> {
+    guard(|| {
+        let spans = crate::lsp::edits::utf16_spans(&text, &edits_json)?;
+        serde_json::to_string(&spans).map_err(|e| PrismError::internal(e.to_string()))
+    })
+}
+
+/// `resolveLanguageIntelligenceLimits(limits?)`: JSON text in and out.
+#[napi(js_name = "lspResolveLimits")]
+pub fn lsp_resolve_limits(limits_json: String) -> napi::Result<String> {
+    guard(|| Ok(crate::lsp::intelligence::Limits::resolve_json(&limits_json)?.to_string()))
+}
