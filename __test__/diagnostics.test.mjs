@@ -342,3 +342,38 @@ test('resolveDiagnosticsLimits fills the defaults; out of range is a RangeError'
   assert.throws(() => resolveDiagnosticsLimits({ maxMessageBytes: '1' }), TypeError)
   assert.throws(() => resolveDiagnosticsLimits(5), TypeError)
 })
+
+test('a throwing getter or Proxy trap anywhere in the input is a TypeError with the caller\'s error as cause', () => {
+  const boom = new Error('boom')
+  boom.code = 'ERR_OUT_OF_RANGE' // looks like ours: must still be wrapped, not passed through
+  const getter = (obj, key) => Object.defineProperty({ ...obj }, key, { get() { throw boom }, enumerable: true })
+  const trap = new Proxy([], { get() { throw boom }, getPrototypeOf() { throw boom }, ownKeys() { throw boom } })
+  const throwingElement = (v) => Object.defineProperty([v, v], 1, { get() { throw boom } })
+  const revoked = Proxy.revocable({}, {})
+  revoked.revoke()
+  const wrapped = (e) => e instanceof TypeError && e.code === 'ERR_INVALID_ARG_TYPE' && e.cause === boom
+  const x = nd('a', 1)
+  for (const fn of [
+    () => diagnosticDelta(getter({ previous: [] }, 'next')),
+    () => diagnosticDelta({ next: [getter(x, 'message')] }),
+    () => diagnosticDelta({ next: [x], previous: [getter(x, 'file')] }),
+    () => diagnosticDelta({ next: throwingElement(x) }),
+    () => diagnosticDelta({ next: [x], previous: throwingElement(x) }),
+    () => diagnosticDelta(new Proxy({}, { get() { throw boom } })),
+    () => normalizeDiagnostics([getter(base(), 'file')], opts()),
+    () => normalizeDiagnostics(throwingElement(base()), opts()),
+    () => normalizeDiagnostics([], getter(opts(), 'generation')),
+    () => normalizeDiagnostics([], new Proxy(opts(), { ownKeys() { throw boom } })),
+    () => diagnosticIdentity(getter(x, 'file')),
+    () => resolveDiagnosticsLimits(getter({}, 'maxMessageBytes')),
+  ]) {
+    assert.throws(fn, wrapped, String(fn))
+  }
+  for (const fn of [() => diagnosticDelta(revoked.proxy), () => normalizeDiagnostics(revoked.proxy, opts()), () => normalizeDiagnostics([], revoked.proxy)]) {
+    assert.throws(fn, (e) => e instanceof TypeError && e.code === 'ERR_INVALID_ARG_TYPE' && e.cause instanceof TypeError, String(fn))
+  }
+  // A Proxy around an array is not an array to the native reader: our own TypeError.
+  for (const fn of [() => diagnosticDelta({ next: trap }), () => normalizeDiagnostics(trap, opts())]) {
+    assert.throws(fn, (e) => e instanceof TypeError && e.code === 'ERR_INVALID_ARG_TYPE', String(fn))
+  }
+})

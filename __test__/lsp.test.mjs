@@ -452,7 +452,7 @@ test('a crash fails the request; a crash loop exhausts the restart budget, then 
     await assert.rejects(li.hover(loc), code('ERR_PRISM_LSP_SERVER'))
   }
   assert.equal(received(log, 'initialize').length, 3)
-  await assert.rejects(li.hover(loc), (e) => e.code === 'ERR_PRISM_LSP_SERVER' && /restart budget/.test(e.message))
+  await assert.rejects(li.hover(loc), (e) => e.code === 'ERR_PRISM_LSP_SERVER' && /restart budget \(2 restarts per 60000 ms\)/.test(e.message))
   await assert.rejects(li.syncDocument('a.ts'), (e) => /restart budget/.test(e.message))
   assert.equal(received(log, 'initialize').length, 3, 'no new process once the budget is spent')
   await li.dispose()
@@ -753,8 +753,174 @@ test('resolveLanguageIntelligenceLimits fills the defaults under the names of @a
     requestTimeoutMs: 30000,
     maxServers: 4,
     maxRestartsPerServer: 3,
+    restartWindowMs: 60000,
   })
   assert.equal(resolveLanguageIntelligenceLimits({ maxServers: 8 }).maxServers, 8)
   assert.throws(() => resolveLanguageIntelligenceLimits({ maxServers: 9 }), RangeError)
   assert.throws(() => resolveLanguageIntelligenceLimits({ maxResults: 9 }), TypeError)
+})
+
+// Issue 17 point 4: every call settles within its own requestTimeoutMs.
+const settle = async (p) => {
+  const t0 = Date.now()
+  try {
+    await p
+    return { ms: Date.now() - t0, ok: true }
+  } catch (e) {
+    return { ms: Date.now() - t0, code: e.code }
+  }
+}
+
+test('with a server that never answers initialize, every call settles within its own timeout; callers share one start', async () => {
+  const { ws, log, li } = setup({ neverInit: true }, { limits: { requestTimeoutMs: 1000 } })
+  writeFileSync(join(ws, 'a.ts'), 'hello\n')
+  const loc = { file: 'a.ts', line: 0, character: 1 }
+  const calls = [
+    ...Array.from({ length: 4 }, () => li.hover(loc)),
+    li.syncDocument('a.ts'),
+    li.diagnosticDelta({ files: ['a.ts'] }),
+    li.diagnostics('a.ts'),
+    li.workspaceSymbols('x'),
+  ]
+  const got = await Promise.all(calls.map(settle))
+  for (const [i, g] of got.entries()) {
+    assert.equal(g.code, 'ERR_PRISM_LSP_TIMEOUT', `call ${i}: ${JSON.stringify(g)}`)
+    assert.ok(g.ms < 1000 + 400, `call ${i} settled after ${g.ms} ms`)
+  }
+  assert.equal(received(log, 'initialize').length, 1, 'one start for every concurrent caller')
+  await li.dispose()
+})
+
+test('a slow start counts against the call: diagnosticDelta still settles within its timeout, reporting incomplete', async () => {
+  // The server starts after 700 ms and never publishes: the wait for the set gets only
+  // what is left of the call's 1000 ms.
+  const { ws, li } = setup({ initDelayMs: 700, skipPublishFor: [1] }, { limits: { requestTimeoutMs: 1000 } })
+  writeFileSync(join(ws, 'a.ts'), 'ERROR\n')
+  const t0 = Date.now()
+  const d = await li.diagnosticDelta({ files: ['a.ts'] })
+  const took = Date.now() - t0
+  assert.deepEqual(d.incomplete, ['a.ts'])
+  assert.ok(took < 1000 + 300, `settled after ${took} ms`)
+  await li.dispose()
+})
+
+test('the server start counts against the call: a slow start then a slow answer is a TIMEOUT within the call\'s timeout', async () => {
+  const { ws, log, li } = setup({ initDelayMs: 600, slowMs: 600 }, { limits: { requestTimeoutMs: 1000 } })
+  writeFileSync(join(ws, 'a.ts'), 'hello\n')
+  const r = await settle(li.hover({ file: 'a.ts', line: 0, character: 1 }))
+  assert.equal(r.code, 'ERR_PRISM_LSP_TIMEOUT')
+  assert.ok(r.ms < 1000 + 300, `settled after ${r.ms} ms`)
+  const hoverId = received(log, 'textDocument/hover')[0].id
+  assert.ok(await waitFor(() => received(log, '$/cancelRequest').some((c) => c.params.id === hoverId)), 'the request is cancelled on the wire')
+  await li.dispose()
+})
+
+test('a caller leaving does not cancel the shared start: the others get the server it started', async () => {
+  const { ws, log, li } = setup({ initDelayMs: 600 }, { limits: { requestTimeoutMs: 5000 } })
+  writeFileSync(join(ws, 'a.ts'), 'hello\n')
+  const loc = { file: 'a.ts', line: 0, character: 1 }
+  const ac = new AbortController()
+  const first = settle(li.hover(loc, { signal: ac.signal }))
+  const second = li.hover(loc)
+  await waitFor(() => received(log, 'initialize').length === 1)
+  ac.abort()
+  assert.equal((await first).ms < 500, true, 'the aborted caller leaves at once')
+  assert.match((await second).text, /word:hello/)
+  assert.match((await li.hover(loc)).text, /word:hello/)
+  assert.equal(received(log, 'initialize').length, 1, 'one start, not cancelled by the caller that left')
+  await li.dispose()
+})
+
+test('restarts are budgeted over a window: a burst costs one start, the budget comes back', async () => {
+  // Every start fails (the server dies during initialize).
+  const { ws, log, li } = setup({ crashOn: 'initialize' }, { limits: { maxRestartsPerServer: 1, restartWindowMs: 1500 } })
+  writeFileSync(join(ws, 'a.ts'), 'x\n')
+  const burst = await Promise.allSettled(Array.from({ length: 8 }, () => li.syncDocument('a.ts')))
+  for (const r of burst) assert.equal(r.reason?.code, 'ERR_PRISM_LSP_SERVER')
+  assert.equal(received(log, 'initialize').length, 1, 'eight concurrent callers, one start')
+  await assert.rejects(li.syncDocument('a.ts'), (e) => e.code === 'ERR_PRISM_LSP_SERVER' && !/budget/.test(e.message))
+  assert.equal(received(log, 'initialize').length, 2, 'the one restart of the window')
+  await assert.rejects(li.syncDocument('a.ts'), (e) => e.code === 'ERR_PRISM_LSP_SERVER' && /restart budget \(1 restarts per 1500 ms\)/.test(e.message))
+  assert.equal(received(log, 'initialize').length, 2, 'no start while the budget is spent')
+  await new Promise((r) => setTimeout(r, 1600))
+  await assert.rejects(li.syncDocument('a.ts'), (e) => e.code === 'ERR_PRISM_LSP_SERVER' && !/budget/.test(e.message))
+  assert.equal(received(log, 'initialize').length, 3, 'the window passed: the server starts again')
+  await li.dispose()
+})
+
+test('dispose with a server that never answers initialize finishes at once and kills it', async () => {
+  const { ws, log, li } = setup({ neverInit: true, grandchild: true }, { limits: { requestTimeoutMs: 10000 } })
+  writeFileSync(join(ws, 'a.ts'), 'x\n')
+  const pending = settle(li.syncDocument('a.ts'))
+  const pid = await waitFor(() => readLog(log).find((e) => e.in?.method === 'initialize')?.pid)
+  const grandchild = await waitFor(() => readLog(log).find((e) => e.grandchild)?.grandchild)
+  assert.ok(alive(pid) && alive(grandchild))
+  const t0 = Date.now()
+  await li.dispose()
+  const took = Date.now() - t0
+  assert.ok(took < 500, `dispose took ${took} ms`)
+  const p = await pending
+  assert.equal(p.code, 'ERR_PRISM_LSP_SERVER')
+  assert.ok(p.ms < 1000, `the waiting call settled after ${p.ms} ms`)
+  assert.ok(await waitFor(() => !alive(pid) && !alive(grandchild), 2000), 'server and its group are gone')
+})
+
+// Issue 17 point 5: input that throws while it is read is one of our errors, with the
+// caller's error as cause.
+test('a throwing getter or Proxy trap in any input is a TypeError with the caller\'s error as cause', async () => {
+  const boom = new Error('boom')
+  boom.code = 'ERR_INVALID_ARG_TYPE' // looks like ours: must still be wrapped, not passed through
+  const getter = (obj, key) => Object.defineProperty({ ...obj }, key, { get() { throw boom }, enumerable: true })
+  const trap = new Proxy({}, { get() { throw boom }, ownKeys() { throw boom }, getPrototypeOf() { throw boom } })
+  const revoked = Proxy.revocable({}, {})
+  revoked.revoke()
+  const wrapped = (e) => e instanceof TypeError && e.code === 'ERR_INVALID_ARG_TYPE' && e.cause === boom
+  const wrappedAny = (e) => e instanceof TypeError && e.code === 'ERR_INVALID_ARG_TYPE' && e.cause instanceof Error
+  const ws = workspace()
+  assert.throws(() => createLanguageIntelligence(getter({ workspaceRoot: ws, servers: {} }, 'servers')), wrapped)
+  assert.throws(() => createLanguageIntelligence(getter({ workspaceRoot: ws, servers: {} }, 'policy')), wrapped)
+  assert.throws(() => createLanguageIntelligence({ workspaceRoot: ws, servers: {}, policy: { get check() { throw boom } } }), wrapped)
+  assert.throws(() => createLanguageIntelligence(trap), wrapped)
+  assert.throws(() => createLanguageIntelligence(revoked.proxy), wrappedAny)
+  assert.throws(() => new LspFrameReader(getter({}, 'maxMessageBytes')), wrapped)
+  assert.throws(() => new LspFrameReader(trap), wrapped)
+  const reader = new LspFrameReader()
+  assert.throws(() => reader.push(trap), wrapped)
+  assert.throws(() => reader.push(new Proxy(Buffer.from('x'), {})), wrappedAny)
+  assert.throws(() => reader.push(revoked.proxy), wrappedAny)
+  assert.throws(() => encodeLspFrame(getter({ jsonrpc: '2.0' }, 'id')), wrapped)
+  assert.throws(() => encodeLspFrame(trap), wrapped)
+  assert.throws(() => encodeLspFrame({ toJSON() { throw boom } }), wrapped)
+  assert.throws(() => applyTextEdits('x', [getter({ newText: 'y' }, 'range')]), wrapped)
+  assert.throws(() => resolveLanguageIntelligenceLimits(trap), wrapped)
+  const li = createLanguageIntelligence({ workspaceRoot: ws, servers: { fake: fake() } })
+  writeFileSync(join(ws, 'a.ts'), 'x\n')
+  await assert.rejects(li.hover(getter({ file: 'a.ts', line: 0, character: 0 }, 'line')), wrapped)
+  await assert.rejects(li.hover({ file: 'a.ts', line: 0, character: 0 }, trap), wrapped)
+  await assert.rejects(li.hover({ file: 'a.ts', line: 0, character: 0 }, getter({}, 'signal')), wrapped)
+  await assert.rejects(li.diagnosticDelta(getter({ files: ['a.ts'] }, 'previous')), wrapped)
+  await assert.rejects(li.diagnosticDelta({ files: ['a.ts'], previous: trap }), wrapped)
+  await assert.rejects(li.rename(getter({ file: 'a.ts', line: 0, character: 0 }, 'newName')), wrapped)
+  await assert.rejects(li.syncDocument('a.ts', trap), wrapped)
+  await li.dispose()
+})
+
+// Issue 17 point 7: frame memory is visible to V8, so a synchronous loop stays bounded.
+test('a million encodeLspFrame calls and a million LspFrameReaders in a synchronous loop stay bounded', () => {
+  const script = `
+    import { encodeLspFrame, LspFrameReader } from ${JSON.stringify(new URL('../index.mjs', import.meta.url).href)}
+    const msg = { jsonrpc: '2.0', id: 1, method: 'textDocument/hover', params: { textDocument: { uri: 'file:///a.ts' }, position: { line: 1, character: 2 } } }
+    const frame = encodeLspFrame(msg)
+    const part = frame.subarray(0, 40)
+    let peak = 0
+    for (let i = 0; i < 1e6; i++) {
+      encodeLspFrame(msg)
+      new LspFrameReader().push(part)
+      if (i % 20000 === 0) peak = Math.max(peak, process.memoryUsage().rss)
+    }
+    console.log(JSON.stringify({ peakMb: Math.round(Math.max(peak, process.memoryUsage().rss) / 1048576) }))`
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 120000 })
+  assert.equal(r.status, 0, r.stderr)
+  const { peakMb } = JSON.parse(r.stdout)
+  assert.ok(peakMb < 200, `peak RSS ${peakMb} MB`)
 })

@@ -26,12 +26,14 @@ export interface LanguageIntelligenceLimits {
   readonly maxPendingRequests?: number
   /** Results per query (locations, symbols, rename edits, files per delta). Default 500, hard 5000. */
   readonly maxResultsPerQuery?: number
-  /** Timeout of every call, and of the wait for diagnostics. Default 30000, hard 120000. */
+  /** Every call settles within it (server start, sync and request included). Default 30000, hard 120000. */
   readonly requestTimeoutMs?: number
   /** Configured servers. Default 4, hard 8. */
   readonly maxServers?: number
-  /** Restarts per server after a crash or a framing error. Default 3, hard 10. */
+  /** Restarts (starts after the first) per server within any `restartWindowMs`. Default 3, hard 10. */
   readonly maxRestartsPerServer?: number
+  /** The window over which restarts are counted, in ms. Default 60000, hard 3600000. */
+  readonly restartWindowMs?: number
 }
 
 /** Every cap, defaults filled in ({@link resolveLanguageIntelligenceLimits}). */
@@ -43,6 +45,7 @@ export interface ResolvedLanguageIntelligenceLimits {
   readonly requestTimeoutMs: number
   readonly maxServers: number
   readonly maxRestartsPerServer: number
+  readonly restartWindowMs: number
 }
 
 /** What the policy is asked before a rename writes files. */

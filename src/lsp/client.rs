@@ -97,10 +97,10 @@ pub struct Session {
     changed_rx: watch::Receiver<u64>,
 }
 
-pub struct SessionConfig<'a> {
-    pub name: &'a str,
+pub struct SessionConfig {
+    pub name: String,
     pub launch: Launch,
-    pub workspace: &'a Workspace,
+    pub workspace: Workspace,
     pub max_message: usize,
     pub max_pending: usize,
     pub timeout: Duration,
@@ -141,7 +141,7 @@ pub fn client_capabilities() -> Value {
 
 impl Session {
     /// Spawn the server and complete the `initialize` / `initialized` handshake.
-    pub async fn start(cfg: SessionConfig<'_>) -> Result<Arc<Session>> {
+    pub async fn start(cfg: SessionConfig) -> Result<Arc<Session>> {
         let spawned = process::spawn(cfg.launch).await?;
         let process = spawned.process;
         let stderr_tail = Arc::new(Mutex::new(Vec::new()));
@@ -196,7 +196,7 @@ impl Session {
             "clientInfo": { "name": "prism-review", "version": env!("CARGO_PKG_VERSION") },
             "rootUri": cfg.workspace.root_uri,
             "rootPath": cfg.workspace.root.to_string_lossy(),
-            "workspaceFolders": [workspace_folder(cfg.workspace)],
+            "workspaceFolders": [workspace_folder(&cfg.workspace)],
             "capabilities": client_capabilities(),
             "initializationOptions": {},
             "trace": "off",

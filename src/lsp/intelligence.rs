@@ -12,14 +12,15 @@ use crate::diagnostics::{self as diag, NormalizeOptions, NormalizedDiagnostic};
 use crate::error::{LspCode, PrismError, Result};
 use crate::json::{type_name, Fields};
 use serde_json::{json, Map, Value};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use tokio::sync::watch;
 
 /// (name, default, hard) of every cap.
-pub const LIMITS: [(&str, u64, u64); 7] = [
+pub const LIMITS: [(&str, u64, u64); 8] = [
     ("maxMessageBytes", 4 * 1024 * 1024, 32 * 1024 * 1024),
     ("maxDiagnosticsPerFile", 200, 1000),
     ("maxPendingRequests", 32, 128),
@@ -27,6 +28,7 @@ pub const LIMITS: [(&str, u64, u64); 7] = [
     ("requestTimeoutMs", 30_000, 120_000),
     ("maxServers", 4, 8),
     ("maxRestartsPerServer", 3, 10),
+    ("restartWindowMs", 60_000, 3_600_000),
 ];
 
 /// Names this package used before it took @arnilo/prism's, for a helpful error.
@@ -53,7 +55,9 @@ pub struct Limits {
     pub max_results: usize,
     pub timeout: Duration,
     pub max_servers: usize,
+    /// Restarts (starts after the first) allowed within any `restart_window`.
     pub max_restarts: u32,
+    pub restart_window: Duration,
 }
 
 fn type_err(message: String) -> PrismError {
@@ -62,6 +66,10 @@ fn type_err(message: String) -> PrismError {
 
 fn lsp(code: LspCode, message: impl Into<String>) -> PrismError {
     PrismError::lsp(code, message)
+}
+
+fn disposed() -> PrismError {
+    lsp(LspCode::Server, "LanguageIntelligence has been disposed")
 }
 
 impl Limits {
@@ -115,6 +123,7 @@ impl Limits {
             timeout: Duration::from_millis(g("requestTimeoutMs")),
             max_servers: g("maxServers") as usize,
             max_restarts: g("maxRestartsPerServer") as u32,
+            restart_window: Duration::from_millis(g("restartWindowMs")),
         })
     }
 }
@@ -132,6 +141,7 @@ impl Limits {
             "requestTimeoutMs": l.timeout.as_millis() as u64,
             "maxServers": l.max_servers,
             "maxRestartsPerServer": l.max_restarts,
+            "restartWindowMs": l.restart_window.as_millis() as u64,
         }))
     }
 }
@@ -267,15 +277,30 @@ fn parse_servers(v: &Value, max_servers: usize) -> Result<Vec<ServerConfig>> {
     Ok(out)
 }
 
+/// The outcome of one server start, shared by every caller that waits for it.
+type StartOutcome = Option<Result<Arc<Session>>>;
+
+/// A start in progress: its outcome, and the task running it (aborted by `dispose`,
+/// which kills the process).
+struct Starting {
+    outcome: watch::Receiver<StartOutcome>,
+    task: tokio::task::JoinHandle<()>,
+}
+
 #[derive(Default)]
 struct SlotState {
     session: Option<Arc<Session>>,
-    starts: u32,
+    starting: Option<Starting>,
+    /// When each start within the current restart window began.
+    starts: VecDeque<Instant>,
+    /// Set by `dispose`: nothing starts any more.
+    closed: bool,
 }
 
+/// One configured server and its state. Never locked across an await.
 struct Slot {
     cfg: ServerConfig,
-    state: tokio::sync::Mutex<SlotState>,
+    state: Mutex<SlotState>,
 }
 
 struct PlannedFile {
@@ -295,7 +320,7 @@ struct RenamePlan {
 pub struct Intelligence {
     ws: Workspace,
     limits: Limits,
-    slots: Vec<Slot>,
+    slots: Vec<Arc<Slot>>,
     versions: Mutex<HashMap<PathBuf, i64>>,
     sync_lock: tokio::sync::Mutex<()>,
     disposed: AtomicBool,
@@ -379,9 +404,11 @@ impl Intelligence {
             limits,
             slots: servers
                 .into_iter()
-                .map(|cfg| Slot {
-                    cfg,
-                    state: tokio::sync::Mutex::new(SlotState::default()),
+                .map(|cfg| {
+                    Arc::new(Slot {
+                        cfg,
+                        state: Mutex::new(SlotState::default()),
+                    })
                 })
                 .collect(),
             versions: Mutex::new(HashMap::new()),
@@ -395,10 +422,7 @@ impl Intelligence {
 
     fn check_live(&self) -> Result<()> {
         if self.disposed.load(Ordering::SeqCst) {
-            return Err(lsp(
-                LspCode::Server,
-                "LanguageIntelligence has been disposed",
-            ));
+            return Err(disposed());
         }
         Ok(())
     }
@@ -428,52 +452,121 @@ impl Intelligence {
         Ok((path, rel, idx))
     }
 
-    fn slot(&self, idx: usize) -> Result<&Slot> {
+    fn slot(&self, idx: usize) -> Result<&Arc<Slot>> {
         self.slots
             .get(idx)
             .ok_or_else(|| PrismError::internal("server slot out of range"))
     }
 
     /// The live session of a server, starting (or restarting, within the budget) it.
+    /// Concurrent callers share one start; each waits for it only as long as its own
+    /// call's deadline allows (the caller's timeout bounds the wait, not the start).
     async fn session(&self, idx: usize) -> Result<Arc<Session>> {
         self.check_live()?;
         let slot = self.slot(idx)?;
-        let mut st = slot.state.lock().await;
-        self.check_live()?;
-        if let Some(s) = &st.session {
-            if !s.is_closed() {
-                return Ok(s.clone());
+        let mut outcome = {
+            let mut st = lock(&slot.state);
+            if st.closed {
+                return Err(disposed());
             }
-            if let Some(old) = st.session.take() {
-                tokio::spawn(async move { old.process.terminate(Duration::from_millis(0)).await });
+            if let Some(s) = &st.session {
+                if !s.is_closed() {
+                    return Ok(s.clone());
+                }
+                if let Some(old) = st.session.take() {
+                    tokio::spawn(
+                        async move { old.process.terminate(Duration::from_millis(0)).await },
+                    );
+                }
             }
+            match st
+                .starting
+                .as_ref()
+                .filter(|s| s.outcome.borrow().is_none())
+            {
+                Some(s) => s.outcome.clone(),
+                None => self.begin_start(slot, &mut st)?,
+            }
+        };
+        let got = outcome
+            .wait_for(Option::is_some)
+            .await
+            .map_err(|_| disposed())?
+            .clone();
+        got.unwrap_or_else(|| Err(PrismError::internal("server start without an outcome")))
+    }
+
+    /// Start a server in its own task, charging the restart budget: at most
+    /// `max_restarts` restarts (starts after the first) within any `restart_window`.
+    fn begin_start(
+        &self,
+        slot: &Arc<Slot>,
+        st: &mut SlotState,
+    ) -> Result<watch::Receiver<StartOutcome>> {
+        let now = Instant::now();
+        let window = self.limits.restart_window;
+        while st
+            .starts
+            .front()
+            .is_some_and(|t| now.duration_since(*t) >= window)
+        {
+            st.starts.pop_front();
         }
-        if st.starts > self.limits.max_restarts {
+        if st.starts.len() > self.limits.max_restarts as usize {
+            let next = st.starts.front().map_or(Duration::ZERO, |t| {
+                window.saturating_sub(now.duration_since(*t))
+            });
             return Err(lsp(
                 LspCode::Server,
                 format!(
-                    "language server {:?} exhausted its restart budget ({} restarts)",
-                    slot.cfg.name, self.limits.max_restarts
+                    "language server {:?} exhausted its restart budget ({} restarts per {} ms); the next start is allowed in {} ms",
+                    slot.cfg.name,
+                    self.limits.max_restarts,
+                    window.as_millis(),
+                    next.as_millis()
                 ),
             ));
         }
-        st.starts += 1;
-        let session = Session::start(SessionConfig {
-            name: &slot.cfg.name,
+        st.starts.push_back(now);
+        let cfg = SessionConfig {
+            name: slot.cfg.name.clone(),
             launch: Launch {
                 command: slot.cfg.command.clone(),
                 args: slot.cfg.args.clone(),
                 env: slot.cfg.env.clone(),
                 cwd: self.ws.root.clone(),
             },
-            workspace: &self.ws,
+            workspace: self.ws.clone(),
             max_message: self.limits.max_message,
             max_pending: self.limits.max_pending,
             timeout: self.limits.timeout,
-        })
-        .await?;
-        st.session = Some(session.clone());
-        Ok(session)
+        };
+        let (tx, rx) = watch::channel(None);
+        let owner = slot.clone();
+        let task = tokio::spawn(async move {
+            let started = Session::start(cfg).await;
+            let outcome = {
+                let mut st = lock(&owner.state);
+                st.starting = None;
+                match started {
+                    Ok(s) if st.closed => {
+                        tokio::spawn(async move { s.shutdown(GRACE).await });
+                        Err(disposed())
+                    }
+                    Ok(s) => {
+                        st.session = Some(s.clone());
+                        Ok(s)
+                    }
+                    Err(e) => Err(e),
+                }
+            };
+            let _ = tx.send(Some(outcome));
+        });
+        st.starting = Some(Starting {
+            outcome: rx.clone(),
+            task,
+        });
+        Ok(rx)
     }
 
     async fn read_text(&self, path: &Path, rel: &str) -> Result<String> {
@@ -504,9 +597,15 @@ impl Intelligence {
         rel: &str,
         idx: usize,
     ) -> Result<(Arc<Session>, String, OpenDoc)> {
+        // The session first, outside the lock: concurrent syncs wait for one shared start
+        // instead of each starting the server after the previous one failed.
+        let session = self.session(idx).await?;
         let _serial = self.sync_lock.lock().await;
         let text = self.read_text(path, rel).await?;
-        let session = self.session(idx).await?;
+        let session = match self.session(idx).await {
+            Ok(s) => s,
+            Err(_) => session,
+        };
         let uri = path_to_uri(path);
         let version = {
             let mut v = lock(&self.versions);
@@ -564,6 +663,53 @@ impl Intelligence {
             Some(doc) => Ok((session, uri, doc)),
             None => self.sync_path(path, rel, idx).await,
         }
+    }
+
+    /// Run one operation of the JS API on its JSON input. Every operation settles within
+    /// `requestTimeoutMs` from its start, whatever it waits for (a server start shared with
+    /// other callers, a sync, a request): past that it fails with `ERR_PRISM_LSP_TIMEOUT`
+    /// and its requests are cancelled. Except `dispose` (bounded by its own grace periods)
+    /// and the rename apply and discard steps (local file writes that, once begun, finish).
+    pub async fn call(self: &Arc<Self>, op: &str, input: &str) -> Result<Value> {
+        let v = crate::json::parse(input, type_err)?;
+        let deadline = Instant::now() + self.limits.timeout;
+        match op {
+            "dispose" => return self.dispose().await.map(|()| Value::Null),
+            "renameApply" => return self.rename_apply(&v).await,
+            "renameDiscard" => return self.discard_plan(&v),
+            _ => {}
+        }
+        let run = async {
+            match op {
+                "syncDocument" => self.sync_document(&v).await,
+                "diagnosticDelta" => self.diagnostic_delta(&v, deadline).await,
+                "diagnostics" => self.diagnostics(&v, deadline).await,
+                "hover" => self.hover(&v).await,
+                "definitions" => self.definitions(&v).await,
+                "references" => self.references(&v).await,
+                "workspaceSymbols" => self.workspace_symbols(&v).await,
+                "renamePlan" => self.rename_plan(&v).await,
+                other => Err(type_err(format!("unknown operation {other:?}"))),
+            }
+        };
+        match tokio::time::timeout_at(deadline.into(), run).await {
+            Ok(r) => r,
+            Err(_) => Err(lsp(
+                LspCode::Timeout,
+                format!(
+                    "{op} did not finish within {} ms (requestTimeoutMs)",
+                    self.limits.timeout.as_millis()
+                ),
+            )),
+        }
+    }
+
+    /// When waiting for diagnostics must stop so a call ending at `deadline` can still
+    /// report what did not arrive (`incomplete`) rather than time out as a whole.
+    fn wait_until(&self, deadline: Instant) -> Instant {
+        let margin =
+            (self.limits.timeout / 20).clamp(Duration::from_millis(20), Duration::from_millis(250));
+        deadline.checked_sub(margin).unwrap_or(deadline)
     }
 
     /// `syncDocument(file)` → `{ version }`.
@@ -788,12 +934,12 @@ impl Intelligence {
     }
 
     /// Refresh the diagnostics of each file (syncing files not open yet) and wait for
-    /// the set of its current version.
+    /// the set of its current version until `deadline`.
     async fn refresh(
         self: &Arc<Self>,
         files: Vec<(PathBuf, String, usize)>,
+        deadline: Instant,
     ) -> Result<Vec<(String, Option<Vec<NormalizedDiagnostic>>, i64)>> {
-        let deadline = Instant::now() + self.limits.timeout;
         let mut set = tokio::task::JoinSet::new();
         for (i, (path, rel, idx)) in files.into_iter().enumerate() {
             let me = self.clone();
@@ -828,12 +974,16 @@ impl Intelligence {
     }
 
     /// `diagnosticDelta({ files, previous? })`.
-    pub async fn diagnostic_delta(self: &Arc<Self>, input: &Value) -> Result<Value> {
+    pub async fn diagnostic_delta(
+        self: &Arc<Self>,
+        input: &Value,
+        deadline: Instant,
+    ) -> Result<Value> {
         self.check_live()?;
         let f = Fields::new(input, "input", type_err)?;
         let previous = parse_previous(f.get("previous"))?;
         let files = self.parse_files(f.get("files"))?;
-        let refreshed = self.refresh(files).await?;
+        let refreshed = self.refresh(files, self.wait_until(deadline)).await?;
         // The newest document version refreshed (seed: "generation-stamped with the
         // document version").
         let mut generation = 0u64;
@@ -863,12 +1013,12 @@ impl Intelligence {
 
     /// `diagnostics(file?)`: the current set of one file (waiting for it), or of every
     /// open document whose current set is known.
-    pub async fn diagnostics(self: &Arc<Self>, input: &Value) -> Result<Value> {
+    pub async fn diagnostics(self: &Arc<Self>, input: &Value, deadline: Instant) -> Result<Value> {
         self.check_live()?;
         match input.get("file") {
             Some(Value::String(file)) => {
                 let files = self.parse_files(Some(&json!([file])))?;
-                let refreshed = self.refresh(files).await?;
+                let refreshed = self.refresh(files, self.wait_until(deadline)).await?;
                 match refreshed.into_iter().next() {
                     Some((_, Some(list), _)) => Ok(serde_json::to_value(list)
                         .map_err(|e| PrismError::internal(e.to_string()))?),
@@ -884,7 +1034,7 @@ impl Intelligence {
             None | Some(Value::Null) => {
                 let mut all = Vec::new();
                 for slot in &self.slots {
-                    let session = slot.state.lock().await.session.clone();
+                    let session = lock(&slot.state).session.clone();
                     let Some(session) = session.filter(|s| !s.is_closed()) else {
                         continue;
                     };
@@ -1362,7 +1512,7 @@ impl Intelligence {
             write_atomic(&f.path, f.new.as_bytes()).await?;
         }
         // Keep the server's view in step with the files just written.
-        let session = self.slot(plan.slot)?.state.lock().await.session.clone();
+        let session = lock(&self.slot(plan.slot)?.state).session.clone();
         if let Some(session) = session.filter(|s| !s.is_closed()) {
             for f in &plan.files {
                 let open = lock(&session.state.open).contains_key(&f.uri);
@@ -1378,13 +1528,26 @@ impl Intelligence {
     }
 
     /// `shutdown`, `exit`, close stdin, SIGTERM, SIGKILL on the group, for every server.
+    /// A server still starting (e.g. one that never answers `initialize`) is not waited
+    /// for: its start is aborted and its process group killed at once.
     pub async fn dispose(&self) -> Result<()> {
         self.disposed.store(true, Ordering::SeqCst);
+        let mut starting = Vec::new();
         let mut sessions = Vec::new();
         for slot in &self.slots {
-            if let Some(s) = slot.state.lock().await.session.take() {
+            let mut st = lock(&slot.state);
+            st.closed = true;
+            if let Some(s) = st.starting.take() {
+                s.task.abort();
+                starting.push(s.task);
+            }
+            if let Some(s) = st.session.take() {
                 sessions.push(s);
             }
+        }
+        // An aborted start drops its process: SIGKILL to the group (ServerProcess::drop).
+        for task in starting {
+            let _ = task.await;
         }
         let mut set = tokio::task::JoinSet::new();
         for s in sessions {
