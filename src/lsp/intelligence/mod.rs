@@ -184,7 +184,7 @@ impl Intelligence {
     /// report what did not arrive (`incomplete`) rather than time out as a whole.
     fn wait_until(&self, deadline: Instant) -> Instant {
         let margin =
-            (self.limits.timeout / 20).clamp(Duration::from_millis(20), Duration::from_millis(250));
+            (self.limits.timeout / 10).clamp(Duration::from_millis(50), Duration::from_secs(1));
         deadline.checked_sub(margin).unwrap_or(deadline)
     }
 
