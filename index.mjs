@@ -18,7 +18,7 @@ export const {
 export const { createCodingPatchReviewManifest, assertCodingPatchAccepted, resolveCodingReviewLimits } = cjs
 
 // diagnostics
-export const { normalizeDiagnostics, diagnosticDelta, diagnosticIdentity } = cjs
+export const { normalizeDiagnostics, diagnosticDelta, diagnosticIdentity, resolveDiagnosticsLimits } = cjs
 
 // checkpoint stores
 export const { createMemoryCheckpointStore, createSqlitePersistence, createPostgresPersistence } = cjs
@@ -45,6 +45,6 @@ export const { createArtifactHandler, toNodeListener } = cjs
 export const { createCredentialRedactor } = cjs
 
 // language intelligence
-export const { createLanguageIntelligence, LanguageIntelligence, encodeLspFrame, LspFrameReader } = cjs
+export const { createLanguageIntelligence, LanguageIntelligence, encodeLspFrame, LspFrameReader, LspFrameError, applyTextEdits, resolveLanguageIntelligenceLimits } = cjs
 
 export default cjs

@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { normalizeDiagnostics, diagnosticDelta, diagnosticIdentity } from '../index.mjs'
+import { normalizeDiagnostics, diagnosticDelta, diagnosticIdentity, resolveDiagnosticsLimits } from '../index.mjs'
 
 const ROOT = '/work/repo'
 const opts = (extra = {}) => ({ workspaceRoot: ROOT, generation: 7, ...extra })
@@ -16,15 +16,19 @@ function nd(file, line, extra = {}) {
   return { file, line, character: 0, severity: 'error', message: `m ${file}:${line}`, generation: 1, ...extra }
 }
 
-test('a valid entry comes out normalized, optional fields absent', () => {
+test('a valid entry comes out in the shape of @arnilo/prism: end and source filled, code absent', () => {
   const out = one({})
-  assert.deepEqual(out, { file: 'src/a.ts', line: 3, character: 4, severity: 'warning', message: 'bad', generation: 7 })
-  assert.equal(JSON.stringify(out), '{"file":"src/a.ts","line":3,"character":4,"severity":"warning","message":"bad","generation":7}')
+  assert.deepEqual(out, { file: 'src/a.ts', line: 3, character: 4, endLine: 3, endCharacter: 4, severity: 'warning', message: 'bad', source: 'check', generation: 7 })
+  assert.equal(JSON.stringify(out), '{"file":"src/a.ts","line":3,"character":4,"endLine":3,"endCharacter":4,"severity":"warning","message":"bad","source":"check","generation":7}')
+  // An integer code stays a number; a string code a string.
   const full = one({ endLine: 5, endCharacter: 1, source: 'ts', code: 2322 })
   assert.deepEqual(
     [full.endLine, full.endCharacter, full.source, full.code],
-    [5, 1, 'ts', '2322'],
+    [5, 1, 'ts', 2322],
   )
+  assert.equal(one({ code: 'E1' }).code, 'E1')
+  assert.equal(one({ code: -7 }).code, -7)
+  assert.equal(one({ source: '' }).source, 'check')
 })
 
 test('workspace containment is lexical', () => {
@@ -43,7 +47,10 @@ test('positions must be non-negative finite integers; the end never precedes the
   for (const key of ['line', 'character', 'endLine', 'endCharacter']) {
     for (const v of [NaN, Infinity, -Infinity, -1, 1.5, '3', null, 2 ** 53, {}, [1]]) dropped({ [key]: v })
   }
-  dropped({ line: undefined })
+  // Absent positions default to 0 (the end to the start), as @arnilo/prism.
+  const bare = normalizeDiagnostics([{ file: 'a.ts', message: 'm' }], opts())[0]
+  assert.deepEqual([bare.line, bare.character, bare.endLine, bare.endCharacter], [0, 0, 0, 0])
+  assert.deepEqual([one({ line: undefined }).line, one({ line: undefined }).endLine], [0, 0])
   assert.equal(one({ character: undefined }).character, 0)
   dropped({ endLine: 2 })
   dropped({ endLine: 3, endCharacter: 3 })
@@ -54,8 +61,11 @@ test('positions must be non-negative finite integers; the end never precedes the
 test('severity: names, LSP numbers 1..4, default error; anything else drops', () => {
   assert.equal(one({ severity: undefined }).severity, 'error')
   assert.equal(one({ severity: 'hint' }).severity, 'hint')
-  assert.equal(one({ severity: 3 }).severity, 'information')
-  for (const severity of ['Error', 'info', '', 0, 5, 1.5, NaN, null, true]) dropped({ severity })
+  // The names of @arnilo/prism; "information" is read as "info".
+  assert.equal(one({ severity: 3 }).severity, 'info')
+  assert.equal(one({ severity: 'info' }).severity, 'info')
+  assert.equal(one({ severity: 'information' }).severity, 'info')
+  for (const severity of ['Error', 'INFO', 'informational', '', 0, 5, 1.5, NaN, null, true]) dropped({ severity })
 })
 
 test('messages: control characters stripped (tab/newline kept), must stay non-empty', () => {
@@ -146,7 +156,9 @@ test('hostile entries never crash: getters, proxies, BigInt, huge strings, deep 
 test('diagnosticIdentity is file:source:line:character:code', () => {
   assert.equal(diagnosticIdentity({ file: 'src/a.ts', source: 'ts', line: 3, character: 4, code: '2322' }), 'src/a.ts:ts:3:4:2322')
   assert.equal(diagnosticIdentity(nd('a', 0)), 'a::0:0:')
-  for (const bad of [null, 5, 'x', [], {}, { file: 'a', line: -1, character: 0 }, { file: 'a', line: 0, character: NaN }, { file: '', line: 0, character: 0 }, { file: 'a', line: 0, character: 0, code: 5 }]) {
+  // An integer code is its decimal text: 2322 and '2322' are one identity.
+  assert.equal(diagnosticIdentity({ file: 'a', line: 0, character: 0, code: 2322 }), 'a::0:0:2322')
+  for (const bad of [null, 5, 'x', [], {}, { file: 'a', line: -1, character: 0 }, { file: 'a', line: 0, character: NaN }, { file: '', line: 0, character: 0 }, { file: 'a', line: 0, character: 0, code: 5.5 }, { file: 'a', line: 0, character: 0, code: true }]) {
     assert.throws(() => diagnosticIdentity(bad), TypeError)
   }
 })
@@ -155,7 +167,7 @@ test('delta: added, removed, unchanged (the next version), result generation', (
   const previous = [nd('a', 1), nd('b', 1)]
   const next = [nd('c', 1, { generation: 2 }), nd('b', 1, { generation: 2, message: 'new text' })]
   const r = diagnosticDelta({ next, previous })
-  assert.deepEqual(r, { added: [next[0]], removed: [previous[0]], unchanged: [next[1]], generation: 2 })
+  assert.deepEqual(r, { added: [next[0]], removed: [previous[0]], unchanged: [next[1]], generation: 2, truncated: false })
   const first = diagnosticDelta({ next })
   assert.deepEqual(first.added.map(diagnosticIdentity), ['b::1:0:', 'c::1:0:'])
 })
@@ -164,6 +176,12 @@ test('delta: duplicate identities dedupe on each side', () => {
   const x = nd('a', 1, { source: 's' })
   const r = diagnosticDelta({ next: [x, { ...x }], previous: [x, x] })
   assert.deepEqual([r.added.length, r.removed.length, r.unchanged.length], [0, 0, 1])
+  // `truncated` (as @arnilo/prism): next held an identity more than once.
+  assert.equal(r.truncated, true)
+  assert.equal(diagnosticDelta({ next: [x], previous: [x, x] }).truncated, false)
+  // Integer and string codes of one value, and "information"/"info", match.
+  const n = diagnosticDelta({ next: [nd('a', 1, { code: 7, severity: 'info' })], previous: [nd('a', 1, { code: '7', severity: 'information' })] })
+  assert.deepEqual([n.added.length, n.removed.length, n.unchanged.length, n.unchanged[0].code], [0, 0, 1, 7])
   const y = nd('a', 1, { source: 's', message: 'other' })
   const a = diagnosticDelta({ next: [x, y] })
   const b = diagnosticDelta({ next: [y, x] })
@@ -311,4 +329,51 @@ test('huge or sparse arrays are refused or fail fast, never walked into exhausti
   assert.equal(normalizeDiagnostics(holes, opts()).length, 1)
   // The first bad entry stops the walk: a holey next fails at index 0.
   assert.throws(() => diagnosticDelta({ next: holes }), /input\.next\[0\]/)
+})
+
+test('diagnosticDelta refuses a custom identity instead of ignoring it', () => {
+  assert.throws(() => diagnosticDelta({ next: [nd('a', 1)], identity: (d) => d.file }), (e) => e instanceof TypeError && /identity/.test(e.message))
+})
+
+test('resolveDiagnosticsLimits fills the defaults; out of range is a RangeError', () => {
+  assert.deepEqual(resolveDiagnosticsLimits(), { maxDiagnosticsPerFile: 500, maxMessageBytes: 4096 })
+  assert.deepEqual(resolveDiagnosticsLimits({ maxMessageBytes: 16384 }), { maxDiagnosticsPerFile: 500, maxMessageBytes: 16384 })
+  assert.throws(() => resolveDiagnosticsLimits({ maxDiagnosticsPerFile: 5001 }), RangeError)
+  assert.throws(() => resolveDiagnosticsLimits({ maxMessageBytes: '1' }), TypeError)
+  assert.throws(() => resolveDiagnosticsLimits(5), TypeError)
+})
+
+test('a throwing getter or Proxy trap anywhere in the input is a TypeError with the caller\'s error as cause', () => {
+  const boom = new Error('boom')
+  boom.code = 'ERR_OUT_OF_RANGE' // looks like ours: must still be wrapped, not passed through
+  const getter = (obj, key) => Object.defineProperty({ ...obj }, key, { get() { throw boom }, enumerable: true })
+  const trap = new Proxy([], { get() { throw boom }, getPrototypeOf() { throw boom }, ownKeys() { throw boom } })
+  const throwingElement = (v) => Object.defineProperty([v, v], 1, { get() { throw boom } })
+  const revoked = Proxy.revocable({}, {})
+  revoked.revoke()
+  const wrapped = (e) => e instanceof TypeError && e.code === 'ERR_INVALID_ARG_TYPE' && e.cause === boom
+  const x = nd('a', 1)
+  for (const fn of [
+    () => diagnosticDelta(getter({ previous: [] }, 'next')),
+    () => diagnosticDelta({ next: [getter(x, 'message')] }),
+    () => diagnosticDelta({ next: [x], previous: [getter(x, 'file')] }),
+    () => diagnosticDelta({ next: throwingElement(x) }),
+    () => diagnosticDelta({ next: [x], previous: throwingElement(x) }),
+    () => diagnosticDelta(new Proxy({}, { get() { throw boom } })),
+    () => normalizeDiagnostics([getter(base(), 'file')], opts()),
+    () => normalizeDiagnostics(throwingElement(base()), opts()),
+    () => normalizeDiagnostics([], getter(opts(), 'generation')),
+    () => normalizeDiagnostics([], new Proxy(opts(), { ownKeys() { throw boom } })),
+    () => diagnosticIdentity(getter(x, 'file')),
+    () => resolveDiagnosticsLimits(getter({}, 'maxMessageBytes')),
+  ]) {
+    assert.throws(fn, wrapped, String(fn))
+  }
+  for (const fn of [() => diagnosticDelta(revoked.proxy), () => normalizeDiagnostics(revoked.proxy, opts()), () => normalizeDiagnostics([], revoked.proxy)]) {
+    assert.throws(fn, (e) => e instanceof TypeError && e.code === 'ERR_INVALID_ARG_TYPE' && e.cause instanceof TypeError, String(fn))
+  }
+  // A Proxy around an array is not an array to the native reader: our own TypeError.
+  for (const fn of [() => diagnosticDelta({ next: trap }), () => normalizeDiagnostics(trap, opts())]) {
+    assert.throws(fn, (e) => e instanceof TypeError && e.code === 'ERR_INVALID_ARG_TYPE', String(fn))
+  }
 })

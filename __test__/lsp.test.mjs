@@ -10,6 +10,9 @@ import {
   LanguageIntelligenceError,
   encodeLspFrame,
   LspFrameReader,
+  LspFrameError,
+  applyTextEdits,
+  resolveLanguageIntelligenceLimits,
 } from '../index.mjs'
 import { workspace, fake, readLog, received, alive, waitFor } from './fixtures/lsp-helpers.mjs'
 
@@ -63,10 +66,10 @@ test('options are validated: types, caps, limits outside 1..hard', () => {
     maxMessageBytes: 32 * 1024 * 1024,
     maxDiagnosticsPerFile: 1000,
     maxPendingRequests: 128,
-    maxResults: 5000,
+    maxResultsPerQuery: 5000,
     requestTimeoutMs: 120000,
     maxServers: 8,
-    maxRestarts: 10,
+    maxRestartsPerServer: 10,
   }
   for (const [name, max] of Object.entries(hard)) {
     createLanguageIntelligence({ workspaceRoot: ws, servers: {}, limits: { [name]: max } })
@@ -79,7 +82,10 @@ test('options are validated: types, caps, limits outside 1..hard', () => {
     }
   }
   assert.throws(() => createLanguageIntelligence({ workspaceRoot: ws, servers: {}, limits: { maxResult: 5 } }), TypeError)
-  assert.throws(() => createLanguageIntelligence({ workspaceRoot: ws, servers: {}, limits: { maxResults: '5' } }), TypeError)
+  assert.throws(() => createLanguageIntelligence({ workspaceRoot: ws, servers: {}, limits: { maxResultsPerQuery: '5' } }), TypeError)
+  // The names of @arnilo/prism; the old ones say what they are called now.
+  assert.throws(() => createLanguageIntelligence({ workspaceRoot: ws, servers: {}, limits: { maxResults: 5 } }), (e) => e instanceof TypeError && /maxResultsPerQuery/.test(e.message))
+  assert.throws(() => createLanguageIntelligence({ workspaceRoot: ws, servers: {}, limits: { maxRestarts: 5 } }), (e) => e instanceof TypeError && /maxRestartsPerServer/.test(e.message))
   assert.throws(() => createLanguageIntelligence({ workspaceRoot: ws, servers: {}, big: 1n }), TypeError)
   assert.throws(() => createLanguageIntelligence({ workspaceRoot: ws, servers: JSON.parse('{"__proto__": {"command": 1, "languages": ["x"]}}') }), TypeError)
   const cyclic = { workspaceRoot: ws, servers: {} }
@@ -98,6 +104,12 @@ test('files without a server are UNSUPPORTED; paths outside the workspace are WO
   await assert.rejects(li.syncDocument(join(outside, 'o.ts')), code('ERR_PRISM_LSP_WORKSPACE'))
   await assert.rejects(li.syncDocument('link.ts'), code('ERR_PRISM_LSP_WORKSPACE'))
   await assert.rejects(li.syncDocument('missing.ts'), code('ERR_PRISM_LSP_WORKSPACE'))
+  // The language is checked before the file (as @arnilo/prism): a file no server handles
+  // is UNSUPPORTED whether or not it exists; a path climbing out is WORKSPACE first.
+  await assert.rejects(li.syncDocument('src/missing.py'), code('ERR_PRISM_LSP_UNSUPPORTED'))
+  await assert.rejects(li.diagnosticDelta({ files: ['missing.py'] }), code('ERR_PRISM_LSP_UNSUPPORTED'))
+  await assert.rejects(li.hover({ file: 'missing.py', line: 0, character: 0 }), code('ERR_PRISM_LSP_UNSUPPORTED'))
+  await assert.rejects(li.syncDocument('../missing.py'), code('ERR_PRISM_LSP_WORKSPACE'))
   await assert.rejects(li.syncDocument(42), TypeError)
   await assert.rejects(li.hover({ file: 'a.ts', line: -1, character: 0 }), TypeError)
   await assert.rejects(li.hover(null), TypeError)
@@ -185,7 +197,9 @@ test('push diagnostics: added after an error, removed after the fix, never the s
   assert.equal(d2.added.length, 0)
   assert.equal(d2.unchanged.length, 0)
   assert.equal(d2.generation, 2)
-  assert.ok(second.generation > first.generation)
+  // The result's generation is the newest document version refreshed.
+  assert.equal(first.generation, 1)
+  assert.equal(second.generation, 2)
   // Same set again: unchanged, no churn.
   const third = await li.diagnosticDelta({ files: ['a.ts'], previous: second })
   assert.deepEqual(third.files['a.ts'].added, [])
@@ -232,12 +246,23 @@ test('diagnosticDelta opens files it has not seen, and drops stale previous view
   writeFileSync(join(ws, 'b.ts'), 'ok\nERROR\n')
   const r = await li.diagnosticDelta({ files: ['a.ts', 'b.ts', 'a.ts'] })
   assert.deepEqual(Object.keys(r.files).sort(), ['a.ts', 'b.ts'])
-  // A previous view from a newer generation is stale: ignored, so nothing is "removed".
-  const stale = { 'a.ts': [{ ...r.files['a.ts'].added[0], line: 7, generation: 99 }] }
-  const again = await li.diagnosticDelta({ files: ['a.ts'], previous: stale })
-  assert.equal(again.files['a.ts'].removed.length, 0)
-  assert.equal(again.files['a.ts'].added.length, 1)
-  await assert.rejects(li.diagnosticDelta({ files: ['a.ts'], previous: { 'a.ts': [{ nope: 1 }] } }), TypeError)
+  // A previous view newer than the refresh is not overwritten: the file is omitted (in
+  // every shape of previous), while the refresh itself still happened.
+  const newer = { ...r.files['a.ts'].added[0], line: 7, generation: 99 }
+  for (const previous of [{ 'a.ts': [newer] }, { 'a.ts': { generation: 99, diagnostics: [newer] } }, { 'a.ts': { ...r.files['a.ts'], generation: 99 } }]) {
+    const again = await li.diagnosticDelta({ files: ['a.ts', 'b.ts'], previous })
+    assert.equal(again.files['a.ts'], undefined, JSON.stringify(previous))
+    assert.equal(again.files['b.ts'].added.length, 1)
+    assert.deepEqual(again.incomplete, [])
+    assert.equal(again.generation, 1)
+  }
+  // @arnilo/prism's shape { generation, diagnostics } is a previous view like the others.
+  const same = await li.diagnosticDelta({ files: ['a.ts'], previous: { 'a.ts': { generation: 1, diagnostics: r.files['a.ts'].added } } })
+  assert.deepEqual([same.files['a.ts'].added.length, same.files['a.ts'].unchanged.length], [0, 1])
+  // Any other shape is a TypeError, never silently an empty view.
+  for (const previous of [{ 'a.ts': [{ nope: 1 }] }, { 'a.ts': {} }, { 'a.ts': { generation: 1 } }, { 'a.ts': { diagnostics: [] } }, { 'a.ts': 'x' }, []]) {
+    await assert.rejects(li.diagnosticDelta({ files: ['a.ts'], previous }), TypeError, JSON.stringify(previous))
+  }
   const list = await li.diagnostics('b.ts')
   assert.equal(list.length, 1)
   assert.equal(list[0].file, 'b.ts')
@@ -278,8 +303,8 @@ test('a server offering typescript.tsserverRequest is asked, not waited for; pos
   const first = await li.diagnosticDelta({ files: ['a.ts'] })
   assert.deepEqual(first.incomplete, [])
   assert.deepEqual(first.files['a.ts'].added.map((d) => [d.line, d.character, d.endCharacter, d.code, d.source, d.severity]), [
-    [0, line.indexOf('ERROR'), line.indexOf('ERROR') + 5, '2322', 'typescript', 'error'],
-    [0, line.lastIndexOf('ERROR'), line.lastIndexOf('ERROR') + 5, '2322', 'typescript', 'error'],
+    [0, line.indexOf('ERROR'), line.indexOf('ERROR') + 5, 2322, 'typescript', 'error'],
+    [0, line.lastIndexOf('ERROR'), line.lastIndexOf('ERROR') + 5, 2322, 'typescript', 'error'],
   ])
   writeFileSync(join(ws, 'a.ts'), 'fine\n')
   await li.syncDocument('a.ts')
@@ -395,8 +420,8 @@ test('pending requests are capped', async () => {
   await li.dispose()
 })
 
-for (const [name, opt] of [['oversized', { oversizedOn: 'hover' }], ['malformed', { garbageOn: 'hover' }]]) {
-  test(`an ${name} frame fails pending requests with FRAMING and the server restarts`, async () => {
+for (const [name, opt, want] of [['oversized', { oversizedOn: 'hover' }, 'ERR_PRISM_LSP_LIMIT'], ['malformed', { garbageOn: 'hover' }, 'ERR_PRISM_LSP_FRAMING']]) {
+  test(`an ${name} frame fails pending requests with ${want} and the server restarts`, async () => {
     const ws = workspace()
     const log = join(ws, '.log')
     // The first process misbehaves; a marker file makes the next one behave.
@@ -409,10 +434,10 @@ for (const [name, opt] of [['oversized', { oversizedOn: 'hover' }], ['malformed'
     await li.syncDocument('a.ts')
     const firstPid = readLog(log)[0].pid
     const loc = { file: 'a.ts', line: 0, character: 1 }
-    await assert.rejects(li.hover(loc), code('ERR_PRISM_LSP_FRAMING'))
+    await assert.rejects(li.hover(loc), code(want))
     assert.ok(await waitFor(() => !alive(firstPid)), 'the misbehaving server is killed')
     // The next call restarts the server (which misbehaves again: same error, new pid).
-    await assert.rejects(li.hover(loc), code('ERR_PRISM_LSP_FRAMING'))
+    await assert.rejects(li.hover(loc), code(want))
     const pids = new Set(readLog(log).map((e) => e.pid))
     assert.equal(pids.size, 2)
     await li.dispose()
@@ -420,14 +445,14 @@ for (const [name, opt] of [['oversized', { oversizedOn: 'hover' }], ['malformed'
 }
 
 test('a crash fails the request; a crash loop exhausts the restart budget, then fails fast', async () => {
-  const { ws, log, li } = setup({ crashOn: 'hover' }, { limits: { maxRestarts: 2 } })
+  const { ws, log, li } = setup({ crashOn: 'hover' }, { limits: { maxRestartsPerServer: 2 } })
   writeFileSync(join(ws, 'a.ts'), 'hello\n')
   const loc = { file: 'a.ts', line: 0, character: 1 }
   for (let i = 0; i < 3; i++) {
     await assert.rejects(li.hover(loc), code('ERR_PRISM_LSP_SERVER'))
   }
   assert.equal(received(log, 'initialize').length, 3)
-  await assert.rejects(li.hover(loc), (e) => e.code === 'ERR_PRISM_LSP_SERVER' && /restart budget/.test(e.message))
+  await assert.rejects(li.hover(loc), (e) => e.code === 'ERR_PRISM_LSP_SERVER' && /restart budget \(2 restarts per 60000 ms\)/.test(e.message))
   await assert.rejects(li.syncDocument('a.ts'), (e) => /restart budget/.test(e.message))
   assert.equal(received(log, 'initialize').length, 3, 'no new process once the budget is spent')
   await li.dispose()
@@ -485,7 +510,7 @@ test('dispose escalates: a server that ignores shutdown, exit and SIGTERM is SIG
 })
 
 test('run-time caps: message bytes, diagnostics per file, results per query', async () => {
-  const { ws, li } = setup({}, { limits: { maxMessageBytes: 4096, maxDiagnosticsPerFile: 2, maxResults: 3 } })
+  const { ws, li } = setup({}, { limits: { maxMessageBytes: 4096, maxDiagnosticsPerFile: 2, maxResultsPerQuery: 3 } })
   writeFileSync(join(ws, 'big.ts'), 'x'.repeat(5000))
   await assert.rejects(li.syncDocument('big.ts'), code('ERR_PRISM_LSP_LIMIT'))
   writeFileSync(join(ws, 'a.ts'), 'ERROR ERROR ERROR ERROR\nfoo foo foo foo foo\n')
@@ -676,14 +701,226 @@ test('encodeLspFrame and LspFrameReader round-trip in any chunking and stay boun
     assert.deepEqual(got, msgs)
     assert.equal(r.buffered, 0)
   }
-  const small = new LspFrameReader({ maxMessageBytes: 8 })
-  assert.throws(() => small.push(encodeLspFrame({ long: 'message' })), code('ERR_PRISM_LSP_FRAMING'))
-  assert.throws(() => small.push(Buffer.from('x')), code('ERR_PRISM_LSP_FRAMING'), 'a failed reader stays failed')
-  assert.throws(() => new LspFrameReader().push(Buffer.from('Content-Length: 3\r\n\r\nabc')), code('ERR_PRISM_LSP_FRAMING'))
-  assert.throws(() => new LspFrameReader().push(Buffer.from('Content-Length: x\r\n\r\n')), code('ERR_PRISM_LSP_FRAMING'))
+  // A body over the cap is LIMIT, a malformed frame FRAMING; both are LspFrameErrors.
+  const frameErr = (c) => (e) => e instanceof LspFrameError && e instanceof LanguageIntelligenceError && e.name === 'LspFrameError' && e.code === c
+  for (const small of [new LspFrameReader({ maxMessageBytes: 8 }), new LspFrameReader(8)]) {
+    assert.throws(() => small.push(encodeLspFrame({ long: 'message' })), frameErr('ERR_PRISM_LSP_LIMIT'))
+    assert.throws(() => small.push(Buffer.from('x')), frameErr('ERR_PRISM_LSP_LIMIT'), 'a failed reader stays failed')
+  }
+  assert.deepEqual(new LspFrameReader(64).push(encodeLspFrame({ short: 1 })), [{ short: 1 }])
+  assert.throws(() => new LspFrameReader().push(Buffer.from('Content-Length: 3\r\n\r\nabc')), frameErr('ERR_PRISM_LSP_FRAMING'))
+  assert.throws(() => new LspFrameReader().push(Buffer.from('Content-Length: x\r\n\r\n')), frameErr('ERR_PRISM_LSP_FRAMING'))
+  assert.throws(() => new LspFrameReader(0), RangeError)
+  assert.throws(() => new LspFrameReader('8'), TypeError)
+  const constructed = new LspFrameError('ERR_PRISM_LSP_FRAMING', 'host-made')
+  assert.ok(constructed instanceof LanguageIntelligenceError)
+  assert.deepEqual([constructed.code, constructed.message, constructed.name], ['ERR_PRISM_LSP_FRAMING', 'host-made', 'LspFrameError'])
   assert.throws(() => new LspFrameReader().push('text'), TypeError)
   assert.throws(() => new LspFrameReader({ maxMessageBytes: 0 }), RangeError)
   assert.throws(() => new LspFrameReader({ maxMessageBytes: 33554433 }), RangeError)
   assert.throws(() => encodeLspFrame('x'), TypeError)
   assert.throws(() => encodeLspFrame({ n: 1n }), TypeError)
+})
+
+test('applyTextEdits applies LSP edits from their end, in UTF-16, and refuses overlaps', () => {
+  const range = (l, c, el, ec) => ({ start: { line: l, character: c }, end: { line: el, character: ec } })
+  // @arnilo/prism's shape, in any order.
+  assert.equal(applyTextEdits('foo bar foo', [
+    { file: 'a.ts', newText: 'qux', range: range(0, 0, 0, 3) },
+    { file: 'a.ts', newText: 'baz', range: range(0, 8, 0, 11) },
+  ]), 'qux bar baz')
+  // Astral characters count two UTF-16 units; a lone surrogate elsewhere survives.
+  const text = '🙂 café\r\nx \ud800 y\n'
+  assert.equal(applyTextEdits(text, [{ newText: 'tea', range: range(0, 3, 0, 7) }, { newText: 'Z', range: range(1, 0, 1, 1) }]), '🙂 tea\r\nZ \ud800 y\n')
+  // The flat shape rename returns; positions past a line end clamp to it.
+  assert.equal(applyTextEdits('ab\ncd', [{ line: 0, character: 99, endLine: 0, endCharacter: 99, newText: '!' }]), 'ab!\ncd')
+  // Inserts at one position keep their order.
+  assert.equal(applyTextEdits('ab', [{ newText: 'x', range: range(0, 1, 0, 1) }, { newText: 'y', range: range(0, 1, 0, 1) }]), 'axyb')
+  assert.throws(() => applyTextEdits('abcdef', [{ newText: 'x', range: range(0, 0, 0, 3) }, { newText: 'y', range: range(0, 2, 0, 4) }]), RangeError)
+  assert.throws(() => applyTextEdits('abc', [{ newText: 'x', range: range(0, 2, 0, 1) }]), RangeError)
+  assert.throws(() => applyTextEdits('abc', [{ newText: 1, range: range(0, 0, 0, 1) }]), TypeError)
+  assert.throws(() => applyTextEdits('abc', [{ newText: 'x' }]), TypeError)
+  assert.throws(() => applyTextEdits(5, []), TypeError)
+  assert.equal(applyTextEdits('same', []), 'same')
+})
+
+test('resolveLanguageIntelligenceLimits fills the defaults under the names of @arnilo/prism', () => {
+  assert.deepEqual(resolveLanguageIntelligenceLimits(), {
+    maxMessageBytes: 4 * 1024 * 1024,
+    maxDiagnosticsPerFile: 200,
+    maxPendingRequests: 32,
+    maxResultsPerQuery: 500,
+    requestTimeoutMs: 30000,
+    maxServers: 4,
+    maxRestartsPerServer: 3,
+    restartWindowMs: 60000,
+  })
+  assert.equal(resolveLanguageIntelligenceLimits({ maxServers: 8 }).maxServers, 8)
+  assert.throws(() => resolveLanguageIntelligenceLimits({ maxServers: 9 }), RangeError)
+  assert.throws(() => resolveLanguageIntelligenceLimits({ maxResults: 9 }), TypeError)
+})
+
+// Issue 17 point 4: every call settles within its own requestTimeoutMs.
+const settle = async (p) => {
+  const t0 = Date.now()
+  try {
+    await p
+    return { ms: Date.now() - t0, ok: true }
+  } catch (e) {
+    return { ms: Date.now() - t0, code: e.code }
+  }
+}
+
+test('with a server that never answers initialize, every call settles within its own timeout; callers share one start', async () => {
+  const { ws, log, li } = setup({ neverInit: true }, { limits: { requestTimeoutMs: 1000 } })
+  writeFileSync(join(ws, 'a.ts'), 'hello\n')
+  const loc = { file: 'a.ts', line: 0, character: 1 }
+  const calls = [
+    ...Array.from({ length: 4 }, () => li.hover(loc)),
+    li.syncDocument('a.ts'),
+    li.diagnosticDelta({ files: ['a.ts'] }),
+    li.diagnostics('a.ts'),
+    li.workspaceSymbols('x'),
+  ]
+  const got = await Promise.all(calls.map(settle))
+  for (const [i, g] of got.entries()) {
+    assert.equal(g.code, 'ERR_PRISM_LSP_TIMEOUT', `call ${i}: ${JSON.stringify(g)}`)
+    assert.ok(g.ms < 1000 + 400, `call ${i} settled after ${g.ms} ms`)
+  }
+  assert.equal(received(log, 'initialize').length, 1, 'one start for every concurrent caller')
+  await li.dispose()
+})
+
+test('a slow start counts against the call: diagnosticDelta still settles within its timeout, reporting incomplete', async () => {
+  // The server starts after 500 ms and never publishes: the wait for the set gets only
+  // what is left of the call's 1500 ms (it stops a tenth early, to report what is missing).
+  const { ws, li } = setup({ initDelayMs: 500, skipPublishFor: [1] }, { limits: { requestTimeoutMs: 1500 } })
+  writeFileSync(join(ws, 'a.ts'), 'ERROR\n')
+  const t0 = Date.now()
+  const d = await li.diagnosticDelta({ files: ['a.ts'] })
+  const took = Date.now() - t0
+  assert.deepEqual(d.incomplete, ['a.ts'])
+  assert.ok(took < 1500 + 300, `settled after ${took} ms`)
+  await li.dispose()
+})
+
+test('the server start counts against the call: a slow start then a slow answer is a TIMEOUT within the call\'s timeout', async () => {
+  const { ws, log, li } = setup({ initDelayMs: 600, slowMs: 600 }, { limits: { requestTimeoutMs: 1000 } })
+  writeFileSync(join(ws, 'a.ts'), 'hello\n')
+  const r = await settle(li.hover({ file: 'a.ts', line: 0, character: 1 }))
+  assert.equal(r.code, 'ERR_PRISM_LSP_TIMEOUT')
+  assert.ok(r.ms < 1000 + 300, `settled after ${r.ms} ms`)
+  const hoverId = received(log, 'textDocument/hover')[0].id
+  assert.ok(await waitFor(() => received(log, '$/cancelRequest').some((c) => c.params.id === hoverId)), 'the request is cancelled on the wire')
+  await li.dispose()
+})
+
+test('a caller leaving does not cancel the shared start: the others get the server it started', async () => {
+  const { ws, log, li } = setup({ initDelayMs: 600 }, { limits: { requestTimeoutMs: 5000 } })
+  writeFileSync(join(ws, 'a.ts'), 'hello\n')
+  const loc = { file: 'a.ts', line: 0, character: 1 }
+  const ac = new AbortController()
+  const first = settle(li.hover(loc, { signal: ac.signal }))
+  const second = li.hover(loc)
+  await waitFor(() => received(log, 'initialize').length === 1)
+  ac.abort()
+  assert.equal((await first).ms < 500, true, 'the aborted caller leaves at once')
+  assert.match((await second).text, /word:hello/)
+  assert.match((await li.hover(loc)).text, /word:hello/)
+  assert.equal(received(log, 'initialize').length, 1, 'one start, not cancelled by the caller that left')
+  await li.dispose()
+})
+
+test('restarts are budgeted over a window: a burst costs one start, the budget comes back', async () => {
+  // Every start fails (the server dies during initialize).
+  const { ws, log, li } = setup({ crashOn: 'initialize' }, { limits: { maxRestartsPerServer: 1, restartWindowMs: 1500 } })
+  writeFileSync(join(ws, 'a.ts'), 'x\n')
+  const burst = await Promise.allSettled(Array.from({ length: 8 }, () => li.syncDocument('a.ts')))
+  for (const r of burst) assert.equal(r.reason?.code, 'ERR_PRISM_LSP_SERVER')
+  assert.equal(received(log, 'initialize').length, 1, 'eight concurrent callers, one start')
+  await assert.rejects(li.syncDocument('a.ts'), (e) => e.code === 'ERR_PRISM_LSP_SERVER' && !/budget/.test(e.message))
+  assert.equal(received(log, 'initialize').length, 2, 'the one restart of the window')
+  await assert.rejects(li.syncDocument('a.ts'), (e) => e.code === 'ERR_PRISM_LSP_SERVER' && /restart budget \(1 restarts per 1500 ms\)/.test(e.message))
+  assert.equal(received(log, 'initialize').length, 2, 'no start while the budget is spent')
+  await new Promise((r) => setTimeout(r, 1600))
+  await assert.rejects(li.syncDocument('a.ts'), (e) => e.code === 'ERR_PRISM_LSP_SERVER' && !/budget/.test(e.message))
+  assert.equal(received(log, 'initialize').length, 3, 'the window passed: the server starts again')
+  await li.dispose()
+})
+
+test('dispose with a server that never answers initialize finishes at once and kills it', async () => {
+  const { ws, log, li } = setup({ neverInit: true, grandchild: true }, { limits: { requestTimeoutMs: 10000 } })
+  writeFileSync(join(ws, 'a.ts'), 'x\n')
+  const pending = settle(li.syncDocument('a.ts'))
+  const pid = await waitFor(() => readLog(log).find((e) => e.in?.method === 'initialize')?.pid)
+  const grandchild = await waitFor(() => readLog(log).find((e) => e.grandchild)?.grandchild)
+  assert.ok(alive(pid) && alive(grandchild))
+  const t0 = Date.now()
+  await li.dispose()
+  const took = Date.now() - t0
+  assert.ok(took < 500, `dispose took ${took} ms`)
+  const p = await pending
+  assert.equal(p.code, 'ERR_PRISM_LSP_SERVER')
+  assert.ok(p.ms < 1000, `the waiting call settled after ${p.ms} ms`)
+  assert.ok(await waitFor(() => !alive(pid) && !alive(grandchild), 2000), 'server and its group are gone')
+})
+
+// Issue 17 point 5: input that throws while it is read is one of our errors, with the
+// caller's error as cause.
+test('a throwing getter or Proxy trap in any input is a TypeError with the caller\'s error as cause', async () => {
+  const boom = new Error('boom')
+  boom.code = 'ERR_INVALID_ARG_TYPE' // looks like ours: must still be wrapped, not passed through
+  const getter = (obj, key) => Object.defineProperty({ ...obj }, key, { get() { throw boom }, enumerable: true })
+  const trap = new Proxy({}, { get() { throw boom }, ownKeys() { throw boom }, getPrototypeOf() { throw boom } })
+  const revoked = Proxy.revocable({}, {})
+  revoked.revoke()
+  const wrapped = (e) => e instanceof TypeError && e.code === 'ERR_INVALID_ARG_TYPE' && e.cause === boom
+  const wrappedAny = (e) => e instanceof TypeError && e.code === 'ERR_INVALID_ARG_TYPE' && e.cause instanceof Error
+  const ws = workspace()
+  assert.throws(() => createLanguageIntelligence(getter({ workspaceRoot: ws, servers: {} }, 'servers')), wrapped)
+  assert.throws(() => createLanguageIntelligence(getter({ workspaceRoot: ws, servers: {} }, 'policy')), wrapped)
+  assert.throws(() => createLanguageIntelligence({ workspaceRoot: ws, servers: {}, policy: { get check() { throw boom } } }), wrapped)
+  assert.throws(() => createLanguageIntelligence(trap), wrapped)
+  assert.throws(() => createLanguageIntelligence(revoked.proxy), wrappedAny)
+  assert.throws(() => new LspFrameReader(getter({}, 'maxMessageBytes')), wrapped)
+  assert.throws(() => new LspFrameReader(trap), wrapped)
+  const reader = new LspFrameReader()
+  assert.throws(() => reader.push(trap), wrapped)
+  assert.throws(() => reader.push(new Proxy(Buffer.from('x'), {})), wrappedAny)
+  assert.throws(() => reader.push(revoked.proxy), wrappedAny)
+  assert.throws(() => encodeLspFrame(getter({ jsonrpc: '2.0' }, 'id')), wrapped)
+  assert.throws(() => encodeLspFrame(trap), wrapped)
+  assert.throws(() => encodeLspFrame({ toJSON() { throw boom } }), wrapped)
+  assert.throws(() => applyTextEdits('x', [getter({ newText: 'y' }, 'range')]), wrapped)
+  assert.throws(() => resolveLanguageIntelligenceLimits(trap), wrapped)
+  const li = createLanguageIntelligence({ workspaceRoot: ws, servers: { fake: fake() } })
+  writeFileSync(join(ws, 'a.ts'), 'x\n')
+  await assert.rejects(li.hover(getter({ file: 'a.ts', line: 0, character: 0 }, 'line')), wrapped)
+  await assert.rejects(li.hover({ file: 'a.ts', line: 0, character: 0 }, trap), wrapped)
+  await assert.rejects(li.hover({ file: 'a.ts', line: 0, character: 0 }, getter({}, 'signal')), wrapped)
+  await assert.rejects(li.diagnosticDelta(getter({ files: ['a.ts'] }, 'previous')), wrapped)
+  await assert.rejects(li.diagnosticDelta({ files: ['a.ts'], previous: trap }), wrapped)
+  await assert.rejects(li.rename(getter({ file: 'a.ts', line: 0, character: 0 }, 'newName')), wrapped)
+  await assert.rejects(li.syncDocument('a.ts', trap), wrapped)
+  await li.dispose()
+})
+
+// Issue 17 point 7: frame memory is visible to V8, so a synchronous loop stays bounded.
+test('a million encodeLspFrame calls and a million LspFrameReaders in a synchronous loop stay bounded', () => {
+  const script = `
+    import { encodeLspFrame, LspFrameReader } from ${JSON.stringify(new URL('../index.mjs', import.meta.url).href)}
+    const msg = { jsonrpc: '2.0', id: 1, method: 'textDocument/hover', params: { textDocument: { uri: 'file:///a.ts' }, position: { line: 1, character: 2 } } }
+    const frame = encodeLspFrame(msg)
+    const part = frame.subarray(0, 40)
+    let peak = 0
+    for (let i = 0; i < 1e6; i++) {
+      encodeLspFrame(msg)
+      new LspFrameReader().push(part)
+      if (i % 20000 === 0) peak = Math.max(peak, process.memoryUsage().rss)
+    }
+    console.log(JSON.stringify({ peakMb: Math.round(Math.max(peak, process.memoryUsage().rss) / 1048576) }))`
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 120000 })
+  assert.equal(r.status, 0, r.stderr)
+  const { peakMb } = JSON.parse(r.stdout)
+  assert.ok(peakMb < 200, `peak RSS ${peakMb} MB`)
 })

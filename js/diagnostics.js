@@ -11,34 +11,22 @@
 // Options and single diagnostics are small and cross as JSON text.
 
 const native = require('./native.js')
-const { translate, toJson, typeError, describe, isObject } = require('./errors.js')
-
-// Our typed errors pass through; anything else thrown while the native side read the
-// input (a throwing getter or Proxy trap) becomes a TypeError with the original as cause.
-function call(fn, ...args) {
-  try {
-    return fn(...args)
-  } catch (err) {
-    const e = translate(err)
-    if (e && typeof e.code === 'string' && (e.code.startsWith('ERR_PRISM_') || e.code.startsWith('ERR_INVALID') || e.code === 'ERR_OUT_OF_RANGE')) {
-      throw e
-    }
-    const t = typeError(`input could not be read: ${e && e.message ? e.message : String(e)}`)
-    t.cause = e
-    throw t
-  }
-}
+const { typeError, describe, isObject } = require('./errors.js')
+// A getter or Proxy trap that throws while the input is read (here or by the native
+// side) is a TypeError with the caller's error as `cause` (js/input.js).
+const { readInput, callReading, jsonOf } = require('./input.js')
 
 /**
  * Validate and bound host-parsed diagnostics. Malformed entries are dropped whole;
  * a non-array `raw` or bad `options` is a TypeError (RangeError for a limit out of range).
  */
 function normalizeDiagnostics(raw, options) {
-  if (!isObject(options)) {
-    throw typeError(`options must be an object with workspaceRoot and generation, got ${describe(options)}`)
+  const [optionsType, rawIsArray] = readInput('input', () => [isObject(options) ? null : describe(options), Array.isArray(raw)])
+  if (optionsType !== null) {
+    throw typeError(`options must be an object with workspaceRoot and generation, got ${optionsType}`)
   }
-  if (!Array.isArray(raw)) throw typeError(`raw must be an array of diagnostics, got ${describe(raw)}`)
-  return call(native.diagnosticsNormalize, raw, toJson(options, typeError))
+  if (!rawIsArray) throw typeError(`raw must be an array of diagnostics, got ${readInput('raw', () => describe(raw))}`)
+  return callReading('raw', native.diagnosticsNormalize, raw, jsonOf('options', options))
 }
 
 function entry(d) {
@@ -64,24 +52,40 @@ function pick(list, indices) {
  * (file, line, character, source, code), duplicates deduped, stale previous entries ignored.
  */
 function diagnosticDelta(input) {
-  if (!isObject(input)) {
-    throw typeError(`diagnosticDelta expects an object { next, previous?, generation? }, got ${describe(input)}`)
+  const inputType = readInput('input', () => (isObject(input) ? null : describe(input)))
+  if (inputType !== null) {
+    throw typeError(`diagnosticDelta expects an object { next, previous?, generation? }, got ${inputType}`)
   }
   // Read each argument once, so the arrays mapped below are the ones the native side saw.
-  const { next, previous, generation } = input
-  const r = JSON.parse(call(native.diagnosticsDeltaIndices, { next, previous, generation }))
-  return {
+  const { next, previous, generation, identity } = readInput('input', () => {
+    const { next, previous, generation, identity } = input
+    return { next, previous, generation, identity }
+  })
+  if (identity !== undefined) {
+    throw typeError('input.identity is not supported: identity is always diagnosticIdentity (file:source:line:character:code)')
+  }
+  const r = JSON.parse(callReading('input', native.diagnosticsDeltaIndices, { next, previous, generation }))
+  return readInput('input', () => ({
     added: pick(next, r.added),
     removed: r.removed.length === 0 ? [] : pick(previous, r.removed),
     unchanged: pick(next, r.unchanged),
     generation: r.generation,
-  }
+    truncated: r.truncated,
+  }))
+}
+
+/** The effective caps of normalizeDiagnostics for `options` (defaults filled in). */
+function resolveDiagnosticsLimits(options) {
+  const optionsType = readInput('options', () => (options === undefined || isObject(options) ? null : describe(options)))
+  if (optionsType !== null) throw typeError(`options must be an object, got ${optionsType}`)
+  return JSON.parse(callReading('options', native.diagnosticsResolveLimits, jsonOf('options', options ?? {})))
 }
 
 /** The stable identity `file:source:line:character:code` (empty for absent source/code). */
 function diagnosticIdentity(diagnostic) {
-  if (!isObject(diagnostic)) throw typeError(`diagnostic must be an object, got ${describe(diagnostic)}`)
-  return call(native.diagnosticsIdentity, toJson(diagnostic, typeError))
+  const type = readInput('diagnostic', () => (isObject(diagnostic) ? null : describe(diagnostic)))
+  if (type !== null) throw typeError(`diagnostic must be an object, got ${type}`)
+  return callReading('diagnostic', native.diagnosticsIdentity, jsonOf('diagnostic', diagnostic))
 }
 
-module.exports = { normalizeDiagnostics, diagnosticDelta, diagnosticIdentity }
+module.exports = { normalizeDiagnostics, diagnosticDelta, diagnosticIdentity, resolveDiagnosticsLimits }

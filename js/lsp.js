@@ -9,16 +9,23 @@
 // policy is consulted here, between the native plan (nothing written) and the native apply.
 
 const native = require('./native.js')
-const { callNative, translate, toJson, LanguageIntelligenceError, typeError, describe, isObject } = require('./errors.js')
+const { callNative, translate, LanguageIntelligenceError, typeError, describe, isObject } = require('./errors.js')
+// A getter or Proxy trap that throws while the input is read is a TypeError with the
+// caller's error as `cause` (js/input.js).
+const { readInput, callReading, jsonOf, isNative, fromCaller } = require('./input.js')
 
 function callOptions(options) {
-  if (options === undefined) return undefined
-  if (!isObject(options)) throw typeError(`options must be an object, got ${describe(options)}`)
-  const signal = options.signal
+  const { type, signal, ok } = readInput('options', () => {
+    if (options === undefined) return { type: null }
+    if (!isObject(options)) return { type: describe(options) }
+    const signal = options.signal
+    if (signal === undefined) return { type: null }
+    const ok = isObject(signal) && typeof signal.aborted === 'boolean' && typeof signal.addEventListener === 'function'
+    return { type: null, signal, ok }
+  })
+  if (type !== null) throw typeError(`options must be an object, got ${type}`)
   if (signal === undefined) return undefined
-  if (!isObject(signal) || typeof signal.aborted !== 'boolean' || typeof signal.addEventListener !== 'function') {
-    throw typeError('options.signal must be an AbortSignal')
-  }
+  if (!ok) throw typeError('options.signal must be an AbortSignal')
   return signal
 }
 
@@ -38,9 +45,14 @@ class LanguageIntelligence {
   #nextToken = 1
 
   constructor(options) {
-    if (!isObject(options)) throw typeError(`options must be an object, got ${describe(options)}`)
-    const { policy, ...rest } = options
-    if (policy !== undefined && (!isObject(policy) || typeof policy.check !== 'function')) {
+    const type = readInput('options', () => (isObject(options) ? null : describe(options)))
+    if (type !== null) throw typeError(`options must be an object, got ${type}`)
+    const { policy, rest, policyOk } = readInput('options', () => {
+      const { policy, ...rest } = options
+      const policyOk = policy === undefined || (isObject(policy) && typeof policy.check === 'function')
+      return { policy, rest, policyOk }
+    })
+    if (!policyOk) {
       throw typeError('options.policy must be an object with a check(action) function')
     }
     this.#policy = policy
@@ -54,7 +66,7 @@ class LanguageIntelligence {
       if (ok) call.resolve(text)
       else call.reject(translate(new Error(text)))
     }
-    this.#native = callNative((json) => new native.NativeLanguageIntelligence(json, done), toJson(rest, typeError))
+    this.#native = callNative((json) => new native.NativeLanguageIntelligence(json, done), jsonOf('options', rest))
   }
 
   /** Start a native operation; resolves with its result's JSON text. */
@@ -77,7 +89,7 @@ class LanguageIntelligence {
 
   async #call(op, input, options) {
     const signal = callOptions(options)
-    const json = toJson(input, typeError)
+    const json = jsonOf('input', input)
     if (signal && signal.aborted) throw abortReason(signal)
     if (!signal) return JSON.parse(await this.#start(op, json, false).promise)
     const { token, promise } = this.#start(op, json, true)
@@ -101,10 +113,15 @@ class LanguageIntelligence {
 
   /** Refresh the diagnostics of `files` and diff them against `previous`. */
   async diagnosticDelta(input, options) {
-    if (!isObject(input)) throw typeError(`input must be an object with files, got ${describe(input)}`)
-    if (!Array.isArray(input.files)) throw typeError(`input.files must be an array, got ${describe(input.files)}`)
-    const payload = { files: input.files }
-    if (input.previous !== undefined) payload.previous = input.previous
+    const { type, files, previous } = readInput('input', () =>
+      isObject(input) ? { type: null, files: input.files, previous: input.previous } : { type: describe(input) },
+    )
+    if (type !== null) throw typeError(`input must be an object with files, got ${type}`)
+    if (!readInput('input.files', () => Array.isArray(files))) {
+      throw typeError(`input.files must be an array, got ${readInput('input.files', () => describe(files))}`)
+    }
+    const payload = { files }
+    if (previous !== undefined) payload.previous = previous
     return this.#call('diagnosticDelta', payload, options)
   }
 
@@ -139,8 +156,9 @@ class LanguageIntelligence {
   /** Rename the symbol at a location: policy-checked, then atomic writes. */
   async rename(input, options) {
     const loc = location(input)
-    if (typeof input.newName !== 'string') throw typeError(`newName must be a string, got ${describe(input.newName)}`)
-    const plan = await this.#call('renamePlan', { ...loc, newName: input.newName }, options)
+    const newName = readInput('input', () => input.newName)
+    if (typeof newName !== 'string') throw typeError(`newName must be a string, got ${describe(newName)}`)
+    const plan = await this.#call('renamePlan', { ...loc, newName }, options)
     if (plan.edits.length === 0) return { edits: [] }
     if (this.#policy !== undefined) {
       let decision
@@ -184,8 +202,12 @@ class LanguageIntelligence {
 }
 
 function location(loc) {
-  if (!isObject(loc)) throw typeError(`location must be an object { file, line, character }, got ${describe(loc)}`)
-  const { file, line, character } = loc
+  const { type, file, line, character } = readInput('location', () => {
+    if (!isObject(loc)) return { type: describe(loc) }
+    const { file, line, character } = loc
+    return { type: null, file, line, character }
+  })
+  if (type !== null) throw typeError(`location must be an object { file, line, character }, got ${type}`)
   if (typeof file !== 'string') throw typeError(`location.file must be a string, got ${describe(file)}`)
   for (const [k, v] of [['line', line], ['character', character]]) {
     if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) {
@@ -200,46 +222,153 @@ function createLanguageIntelligence(options) {
   return new LanguageIntelligence(options)
 }
 
-/** One LSP frame (`Content-Length` header + UTF-8 JSON body) for a JSON-RPC message. */
-function encodeLspFrame(message) {
-  if (!isObject(message) && !Array.isArray(message)) {
-    throw typeError(`message must be an object, got ${describe(message)}`)
+/**
+ * A frame that cannot be read or written: `ERR_PRISM_LSP_FRAMING` (malformed) or
+ * `ERR_PRISM_LSP_LIMIT` (over the cap). A `LanguageIntelligenceError`; the constructor
+ * takes `(code, message)` as @arnilo/prism's.
+ */
+class LspFrameError extends LanguageIntelligenceError {}
+Object.defineProperty(LspFrameError.prototype, 'name', { value: 'LspFrameError', writable: true, configurable: true })
+
+/**
+ * A native frame call: its `LanguageIntelligenceError`s as `LspFrameError`, its other
+ * errors translated; anything else (a value napi could not convert) a TypeError with it
+ * as `cause`.
+ */
+function frameCall(what, fn, ...args) {
+  try {
+    return fn(...args)
+  } catch (err) {
+    if (!isNative(err)) throw fromCaller(err, what)
+    const e = translate(err)
+    if (e instanceof LanguageIntelligenceError) throw new LspFrameError(e.code, e.message)
+    throw e
   }
-  return callNative(native.lspEncodeFrame, toJson(message, typeError))
 }
 
-/** Incremental, bounded frame decoder: push bytes, get complete messages. */
-class LspFrameReader {
-  #native
+/** One LSP frame (`Content-Length` header + UTF-8 JSON body) for a JSON-RPC message. */
+function encodeLspFrame(message) {
+  const type = readInput('message', () => (isObject(message) || Array.isArray(message) ? null : describe(message)))
+  if (type !== null) throw typeError(`message must be an object, got ${type}`)
+  return frameCall('message', native.lspEncodeFrame, jsonOf('message', message))
+}
 
+/**
+ * Incremental, bounded frame decoder: push bytes, get complete messages. Its unconsumed
+ * bytes live in a JavaScript `Buffer`, so V8 accounts for them and collects them; the
+ * framing rules (src/lsp/framing.rs) scan that buffer natively.
+ */
+class LspFrameReader {
+  #max
+  /** Unconsumed bytes are `#buf[#start..#end]`. */
+  #buf = null
+  #start = 0
+  #end = 0
+  #failed = null
+
+  /** `new LspFrameReader(maxMessageBytes)` (as @arnilo/prism) or `new LspFrameReader({ maxMessageBytes })`. */
   constructor(options) {
-    let max
-    if (options !== undefined) {
-      if (!isObject(options)) throw typeError(`options must be an object, got ${describe(options)}`)
-      max = options.maxMessageBytes
-      if (max !== undefined && typeof max !== 'number') {
-        throw typeError(`options.maxMessageBytes must be a number, got ${describe(max)}`)
-      }
-      if (max !== undefined && (!Number.isFinite(max) || max < 1)) {
-        const e = new RangeError(`options.maxMessageBytes must be an integer in 1..33554432, got ${max}`)
-        e.code = 'ERR_OUT_OF_RANGE'
-        throw e
-      }
+    const { type, max } = readInput('options', () => {
+      if (isObject(options)) return { type: null, max: options.maxMessageBytes }
+      if (options !== undefined && typeof options !== 'number') return { type: describe(options) }
+      return { type: null, max: options }
+    })
+    if (type !== null) throw typeError(`maxMessageBytes must be a number or { maxMessageBytes }, got ${type}`)
+    if (max !== undefined && typeof max !== 'number') {
+      throw typeError(`maxMessageBytes must be a number, got ${describe(max)}`)
     }
-    this.#native = callNative((m) => new native.NativeLspFrameReader(m), max)
+    this.#max = callNative(native.lspFrameMax, max)
   }
 
   /** Append bytes; returns the messages completed by them (possibly none). */
   push(bytes) {
-    if (!(bytes instanceof Uint8Array)) throw typeError(`bytes must be a Uint8Array, got ${describe(bytes)}`)
-    const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-    return JSON.parse(callNative((b) => this.#native.push(b), buf))
+    const chunk = readInput('bytes', () => {
+      if (!(bytes instanceof Uint8Array)) return null
+      return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+    })
+    if (chunk === null) throw typeError(`bytes must be a Uint8Array, got ${readInput('bytes', () => describe(bytes))}`)
+    if (this.#failed !== null) throw this.#failed
+    // Nothing pending: scan the caller's bytes in place and keep only an unfinished tail.
+    const pending = this.#end > this.#start
+    const view = pending ? this.#append(chunk) : chunk
+    let scan
+    try {
+      scan = frameCall('bytes', native.lspFrameScan, view, this.#max)
+    } catch (err) {
+      // The stream cannot be resynchronised: the reader stays failed.
+      this.#failed = err
+      this.#buf = null
+      this.#start = this.#end = 0
+      throw err
+    }
+    if (pending) {
+      this.#start += scan.consumed
+    } else if (scan.consumed < chunk.length) {
+      this.#append(chunk.subarray(scan.consumed))
+    }
+    if (this.#start === this.#end) {
+      this.#start = this.#end = 0
+      // A buffer grown for a large message is given back once it is empty.
+      if (this.#buf !== null && this.#buf.length > 64 * 1024) this.#buf = null
+    }
+    return JSON.parse(scan.messages)
+  }
+
+  /** Copy `chunk` after the pending bytes (compacting or growing the buffer); returns the pending view. */
+  #append(chunk) {
+    const pending = this.#end - this.#start
+    const need = pending + chunk.length
+    if (this.#buf === null || need > this.#buf.length) {
+      const grown = Buffer.allocUnsafe(Math.max(need, this.#buf === null ? 0 : this.#buf.length * 2, 1024))
+      if (pending > 0) this.#buf.copy(grown, 0, this.#start, this.#end)
+      this.#buf = grown
+      this.#start = 0
+      this.#end = pending
+    } else if (this.#end + chunk.length > this.#buf.length) {
+      this.#buf.copy(this.#buf, 0, this.#start, this.#end)
+      this.#start = 0
+      this.#end = pending
+    }
+    chunk.copy(this.#buf, this.#end)
+    this.#end += chunk.length
+    return this.#buf.subarray(this.#start, this.#end)
   }
 
   /** Bytes received but not yet returned as a message. */
   get buffered() {
-    return this.#native.buffered
+    return this.#end - this.#start
   }
 }
 
-module.exports = { LanguageIntelligence, createLanguageIntelligence, encodeLspFrame, LspFrameReader }
+/**
+ * `text` with LSP text edits applied (0-based lines, UTF-16 characters; each edit
+ * `{ range: { start, end }, newText }` or `{ line, character, endLine, endCharacter,
+ * newText }`). Positions past a line's or the text's end clamp to it; overlapping edits
+ * are a RangeError.
+ */
+function applyTextEdits(text, edits) {
+  if (typeof text !== 'string') throw typeError(`text must be a string, got ${describe(text)}`)
+  if (!readInput('edits', () => Array.isArray(edits))) throw typeError(`edits must be an array, got ${readInput('edits', () => describe(edits))}`)
+  // Read once: the JSON the native side checks is the text spliced in.
+  const json = jsonOf('edits', edits)
+  const newTexts = JSON.parse(json).map((e) => (isObject(e) ? e.newText : undefined))
+  const spans = JSON.parse(callReading('edits', native.lspTextEditSpans, text, json))
+  let out = ''
+  let at = 0
+  for (const [start, end, index] of spans) {
+    out += text.slice(at, start) + newTexts[index]
+    at = end
+  }
+  return out + text.slice(at)
+}
+
+/** Every cap of a LanguageIntelligence for `limits` (defaults filled in); RangeError outside `1..hard`. */
+function resolveLanguageIntelligenceLimits(limits) {
+  const type = readInput('limits', () => (limits === undefined || isObject(limits) ? null : describe(limits)))
+  if (type !== null) throw typeError(`limits must be an object, got ${type}`)
+  return JSON.parse(callReading('limits', native.lspResolveLimits, jsonOf('limits', limits ?? null)))
+}
+
+module.exports = {
+  resolveLanguageIntelligenceLimits,
+  LanguageIntelligence, createLanguageIntelligence, encodeLspFrame, LspFrameReader, LspFrameError, applyTextEdits }

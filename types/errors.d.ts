@@ -73,7 +73,7 @@ export type LanguageIntelligenceErrorCode =
 export declare class LanguageIntelligenceError extends Error {
   /** `code` may be given with or without the `ERR_PRISM_LSP_` prefix. */
   constructor(code: LanguageIntelligenceErrorCode | 'FRAMING' | 'SERVER' | 'TIMEOUT' | 'LIMIT' | 'UNSUPPORTED' | 'WORKSPACE', message?: string, options?: ErrorOptions)
-  readonly name: 'LanguageIntelligenceError'
+  readonly name: 'LanguageIntelligenceError' | 'LspFrameError'
   readonly code: LanguageIntelligenceErrorCode
 }
 

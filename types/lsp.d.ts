@@ -1,4 +1,5 @@
-import type { NormalizedDiagnostic, DiagnosticDelta } from './diagnostics'
+import type { NormalizedDiagnostic, DiagnosticDelta, DiagnosticSeverity } from './diagnostics'
+import type { LanguageIntelligenceError, LanguageIntelligenceErrorCode } from './errors'
 
 /** One language server, chosen by the host (never by a model). */
 export interface LanguageServerConfig {
@@ -12,7 +13,10 @@ export interface LanguageServerConfig {
   readonly env?: Readonly<Record<string, string>>
 }
 
-/** Caps: each is `1..hard`; a value outside that range is a `RangeError`. */
+/** @arnilo/prism's name of {@link LanguageServerConfig}. */
+export type LanguageServerSpec = LanguageServerConfig
+
+/** Caps (the names of @arnilo/prism): each is `1..hard`; a value outside that range is a `RangeError`. */
 export interface LanguageIntelligenceLimits {
   /** Largest LSP message (and synced file) in bytes. Default 4 MiB, hard 32 MiB. */
   readonly maxMessageBytes?: number
@@ -21,13 +25,27 @@ export interface LanguageIntelligenceLimits {
   /** Requests in flight per server. Default 32, hard 128. */
   readonly maxPendingRequests?: number
   /** Results per query (locations, symbols, rename edits, files per delta). Default 500, hard 5000. */
-  readonly maxResults?: number
-  /** Timeout of every request, and of the wait for diagnostics. Default 30000, hard 120000. */
+  readonly maxResultsPerQuery?: number
+  /** Every call settles within it (server start, sync and request included). Default 30000, hard 120000. */
   readonly requestTimeoutMs?: number
   /** Configured servers. Default 4, hard 8. */
   readonly maxServers?: number
-  /** Restarts per server after a crash or a framing error. Default 3, hard 10. */
-  readonly maxRestarts?: number
+  /** Restarts (starts after the first) per server within any `restartWindowMs`. Default 3, hard 10. */
+  readonly maxRestartsPerServer?: number
+  /** The window over which restarts are counted, in ms. Default 60000, hard 3600000. */
+  readonly restartWindowMs?: number
+}
+
+/** Every cap, defaults filled in ({@link resolveLanguageIntelligenceLimits}). */
+export interface ResolvedLanguageIntelligenceLimits {
+  readonly maxMessageBytes: number
+  readonly maxDiagnosticsPerFile: number
+  readonly maxPendingRequests: number
+  readonly maxResultsPerQuery: number
+  readonly requestTimeoutMs: number
+  readonly maxServers: number
+  readonly maxRestartsPerServer: number
+  readonly restartWindowMs: number
 }
 
 /** What the policy is asked before a rename writes files. */
@@ -61,6 +79,9 @@ export interface LanguageIntelligenceOptions {
   readonly policy?: LanguageIntelligencePolicy
 }
 
+/** @arnilo/prism's name of {@link LanguageIntelligenceOptions}. */
+export type CreateLanguageIntelligenceOptions = LanguageIntelligenceOptions
+
 /** Options of every call. */
 export interface LanguageIntelligenceCallOptions {
   /** Aborting rejects with the signal's reason and sends `$/cancelRequest`. */
@@ -86,14 +107,45 @@ export interface LanguageRange {
 /** One workspace symbol. */
 export interface LanguageSymbol extends LanguageRange {
   readonly name: string
-  /** LSP SymbolKind as a name: `function`, `class`, `variable`, `enumMember`, … (`unknown` otherwise). */
-  readonly kind: string
+  /** The LSP `SymbolKind` number (12 function, 5 class, 13 variable, …; 0 when the server gave none). */
+  readonly kind: number
+  /** `kind` as a name: `function`, `class`, `variable`, `enumMember`, … (`unknown` otherwise). */
+  readonly kindName: string
   readonly containerName?: string
 }
 
-/** One applied rename edit, positions in the text before the rename. */
-export interface LanguageTextEdit extends LanguageRange {
+/** An LSP position: 0-based line, UTF-16 character. */
+export interface LanguagePosition {
+  readonly line: number
+  readonly character: number
+}
+
+/** A text edit in one workspace file (@arnilo/prism's shape): 0-based lines, UTF-16 characters. */
+export interface LanguageTextEdit {
+  readonly file: string
   readonly newText: string
+  readonly range: { readonly start: LanguagePosition; readonly end: LanguagePosition }
+}
+
+/** One applied rename edit, positions in the text before the rename: an LSP `range` and the same range flat. */
+export interface LanguageRenameEdit extends LanguageTextEdit, LanguageRange {}
+
+/** An edit {@link applyTextEdits} takes: `{ range, newText }` (`file` is not read), or the flat shape. */
+export type LanguageTextEditInput =
+  | { readonly file?: string; readonly newText: string; readonly range: { readonly start: LanguagePosition; readonly end: LanguagePosition } }
+  | { readonly file?: string; readonly newText: string; readonly line: number; readonly character: number; readonly endLine: number; readonly endCharacter: number }
+
+/** A diagnostic as {@link LanguageIntelligence.diagnostics} reports it (@arnilo/prism's shape; ours also carries `generation`). */
+export interface LanguageDiagnostic {
+  readonly file: string
+  readonly line: number
+  readonly character: number
+  readonly endLine: number
+  readonly endCharacter: number
+  readonly severity: DiagnosticSeverity
+  readonly message: string
+  readonly source?: string
+  readonly code?: string | number
 }
 
 /** Input of {@link LanguageIntelligence.rename}. */
@@ -101,9 +153,14 @@ export interface LanguageRenameInput extends LanguageLocation {
   readonly newName: string
 }
 
-/** Result of {@link LanguageIntelligence.rename}. */
-export interface LanguageRenameResult {
+/** A set of text edits (@arnilo/prism's `LanguageWorkspaceEdit`). */
+export interface LanguageWorkspaceEdit {
   readonly edits: readonly LanguageTextEdit[]
+}
+
+/** Result of {@link LanguageIntelligence.rename}: the edits written. */
+export interface LanguageRenameResult extends LanguageWorkspaceEdit {
+  readonly edits: readonly LanguageRenameEdit[]
 }
 
 /** Result of {@link LanguageIntelligence.syncDocument}. */
@@ -118,14 +175,21 @@ export interface LanguageHover {
   readonly text: string
 }
 
+/** One file's previous view as @arnilo/prism passes it. */
+export interface LanguageFileDiagnostics {
+  readonly generation: number
+  readonly diagnostics: readonly NormalizedDiagnostic[]
+}
+
 /**
- * A previous view for {@link LanguageIntelligence.diagnosticDelta}: the previous result
- * itself, or a map file → `DiagnosticDelta` (its current view is `added` + `unchanged`)
- * or file → `NormalizedDiagnostic[]`.
+ * A previous view for {@link LanguageIntelligence.diagnosticDelta}: a map file →
+ * `{ generation, diagnostics }`, file → `DiagnosticDelta` (its current view is `added` +
+ * `unchanged`) or file → `NormalizedDiagnostic[]`; or the previous result itself. Any
+ * other shape is a `TypeError`.
  */
 export type LanguageDiagnosticPrevious =
   | LanguageDiagnosticDeltaResult
-  | Readonly<Record<string, DiagnosticDelta | readonly NormalizedDiagnostic[]>>
+  | Readonly<Record<string, LanguageFileDiagnostics | DiagnosticDelta | readonly NormalizedDiagnostic[]>>
 
 /** Input of {@link LanguageIntelligence.diagnosticDelta}. */
 export interface LanguageDiagnosticDeltaInput {
@@ -134,11 +198,18 @@ export interface LanguageDiagnosticDeltaInput {
   readonly previous?: LanguageDiagnosticPrevious
 }
 
+/** @arnilo/prism's name of {@link LanguageDiagnosticDeltaInput}. */
+export type LanguageDiagnosticDeltaRequest = LanguageDiagnosticDeltaInput
+
 /** Result of {@link LanguageIntelligence.diagnosticDelta}. */
 export interface LanguageDiagnosticDeltaResult {
-  /** Per file whose set for its current version arrived; each delta's `generation` is the document version. */
+  /**
+   * Per file whose set for its current version arrived; each delta's `generation` is the
+   * document version. A file whose previous view is newer than its refreshed version is
+   * omitted (a stale refresh never overwrites a newer view).
+   */
   readonly files: Readonly<Record<string, DiagnosticDelta>>
-  /** Increases by one per call on this instance. */
+  /** The newest document version refreshed (0 when no set arrived). */
   readonly generation: number
   /** Requested files whose set did not arrive in time: absent from `files`, never reported as clean. */
   readonly incomplete: readonly string[]
@@ -171,11 +242,37 @@ export declare class LanguageIntelligence {
   dispose(): Promise<void>
 }
 
-/** Create a {@link LanguageIntelligence} (nothing is spawned until first use). */
+/** Create a {@link LanguageIntelligence} (nothing is spawned until first use). @throws TypeError/RangeError for bad options, LanguageIntelligenceError for too many servers or a missing workspace. */
 export declare function createLanguageIntelligence(options: LanguageIntelligenceOptions): LanguageIntelligence
 
-/** One LSP frame (`Content-Length` header and UTF-8 JSON body) of a JSON-RPC message. */
+/** Every cap for `limits`, defaults filled in. @throws RangeError for a cap outside `1..hard`; TypeError for an unknown name. */
+export declare function resolveLanguageIntelligenceLimits(limits?: LanguageIntelligenceLimits): ResolvedLanguageIntelligenceLimits
+
+/**
+ * `text` with LSP text edits applied (0-based lines, UTF-16 characters). A position past
+ * the end of its line (or the text) is that end; inserts at one position apply in the
+ * order given.
+ *
+ * @throws RangeError (`ERR_OUT_OF_RANGE`) when edits overlap or one ends before it starts;
+ *   TypeError for a malformed edit.
+ */
+export declare function applyTextEdits(text: string, edits: readonly LanguageTextEditInput[]): string
+
+/**
+ * One LSP frame (`Content-Length` header and UTF-8 JSON body) of a JSON-RPC message.
+ * @throws LspFrameError (`ERR_PRISM_LSP_LIMIT`) over 32 MiB; TypeError for a non-object.
+ */
 export declare function encodeLspFrame(message: object): Buffer
+
+/** Codes of {@link LspFrameError}. */
+export type LspFrameErrorCode = 'ERR_PRISM_LSP_FRAMING' | 'ERR_PRISM_LSP_LIMIT'
+
+/** A frame that cannot be read or written: malformed (`ERR_PRISM_LSP_FRAMING`) or over the cap (`ERR_PRISM_LSP_LIMIT`). */
+export declare class LspFrameError extends LanguageIntelligenceError {
+  constructor(code: LspFrameErrorCode | 'FRAMING' | 'LIMIT', message?: string, options?: ErrorOptions)
+  readonly name: 'LspFrameError'
+  readonly code: LspFrameErrorCode & LanguageIntelligenceErrorCode
+}
 
 /** Options of {@link LspFrameReader}. */
 export interface LspFrameReaderOptions {
@@ -184,11 +281,12 @@ export interface LspFrameReaderOptions {
 }
 
 /**
- * Incremental, bounded LSP frame decoder. A malformed or oversized frame throws a
- * `LanguageIntelligenceError` (`ERR_PRISM_LSP_FRAMING`) and the reader stays failed.
+ * Incremental, bounded LSP frame decoder. A malformed frame throws an {@link LspFrameError}
+ * `ERR_PRISM_LSP_FRAMING`, a body over the cap `ERR_PRISM_LSP_LIMIT`; the reader then stays failed.
  */
 export declare class LspFrameReader {
-  constructor(options?: LspFrameReaderOptions)
+  /** `maxMessageBytes` as a number (as @arnilo/prism) or in an options object. */
+  constructor(options?: number | LspFrameReaderOptions)
   /** Append bytes; returns the messages they completed (possibly none). */
   push(bytes: Uint8Array): unknown[]
   /** Bytes received but not yet returned as a message. */

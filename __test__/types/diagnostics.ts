@@ -25,6 +25,7 @@ const cleared = diagnosticDelta({ next: [], previous, generation: 3 })
 export const ids: string[] = delta.added.map(diagnosticIdentity)
 export const severities: DiagnosticSeverity[] = delta.unchanged.map((d) => d.severity)
 export const gen: number = cleared.generation + (next[0]?.endLine ?? 0)
-export const code: string | undefined = delta.removed[0]?.code
+export const code: string | number | undefined = delta.removed[0]?.code
+export const truncated: boolean = delta.truncated
 // @ts-expect-error results are readonly
 delta.added.push(next[0]!)

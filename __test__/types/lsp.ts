@@ -40,7 +40,9 @@ async function seed() {
   const { edits } = await lang.rename({ file: 'src/app.ts', line: 0, character: 3, newName: 'renamed' })
   const newText: string = edits[0].newText
   const syms = await lang.workspaceSymbols('App')
-  const kind: string = syms[0].kind
+  const kind: number = syms[0].kind
+  const kindName: string = syms[0].kindName
+  void kindName
   const diags = await lang.diagnostics('src/app.ts')
   const { version } = await lang.syncDocument('src/app.ts')
   await lang.dispose()

@@ -10,9 +10,9 @@
 
 use super::raw::{replace_lone_surrogates, RawDeltaInput, RawEntry, RawField, RawList};
 use super::{
-    delta_indices, identity, normalize_entries, NormalizeOptions, NormalizedDiagnostic, Severity,
-    DEFAULT_MAX_DIAGNOSTICS_PER_FILE, DEFAULT_MAX_MESSAGE_BYTES, HARD_MAX_DIAGNOSTICS_PER_FILE,
-    HARD_MAX_MESSAGE_BYTES,
+    delta_indices, identity, normalize_entries, Code, NormalizeOptions, NormalizedDiagnostic,
+    Severity, DEFAULT_MAX_DIAGNOSTICS_PER_FILE, DEFAULT_MAX_MESSAGE_BYTES,
+    HARD_MAX_DIAGNOSTICS_PER_FILE, HARD_MAX_MESSAGE_BYTES,
 };
 use crate::error::{PrismError, Result};
 use serde::Deserialize;
@@ -127,6 +127,39 @@ pub fn parse_options(v: &Value) -> Result<NormalizeOptions> {
     })
 }
 
+/// `resolveDiagnosticsLimits(options?)`: the effective caps as JSON text
+/// `{ maxDiagnosticsPerFile, maxMessageBytes }`.
+pub fn resolve_limits_json(text: &str) -> Result<String> {
+    let store = OnceCell::new();
+    let v: Value = parse_text(text, &store, "options")?;
+    let o = match &v {
+        Value::Null => serde_json::Map::new(),
+        Value::Object(o) => o.clone(),
+        other => {
+            return Err(PrismError::type_error(format!(
+                "options must be an object, got {}",
+                RawField::from_value(Some(other)).type_name()
+            )))
+        }
+    };
+    let f = |k: &str| RawField::from_value(o.get(k));
+    let per_file = limit_arg(
+        &f("maxDiagnosticsPerFile"),
+        "options.maxDiagnosticsPerFile",
+        DEFAULT_MAX_DIAGNOSTICS_PER_FILE,
+        HARD_MAX_DIAGNOSTICS_PER_FILE,
+    )?;
+    let message = limit_arg(
+        &f("maxMessageBytes"),
+        "options.maxMessageBytes",
+        DEFAULT_MAX_MESSAGE_BYTES,
+        HARD_MAX_MESSAGE_BYTES,
+    )?;
+    Ok(format!(
+        "{{\"maxDiagnosticsPerFile\":{per_file},\"maxMessageBytes\":{message}}}"
+    ))
+}
+
 /// Options of `normalizeDiagnostics` from their JSON text.
 pub fn parse_options_json(text: &str) -> Result<NormalizeOptions> {
     let store = OnceCell::new();
@@ -186,6 +219,22 @@ fn strict_opt_str(f: RawField<'_>, field: &'static str) -> FieldResult<Option<St
     }
 }
 
+/// A code: a string or an integer (kept a number).
+fn strict_opt_code(f: RawField<'_>) -> FieldResult<Option<Code>> {
+    match f {
+        RawField::Absent => Ok(None),
+        RawField::Str(s) => Ok(Some(Code::Text(s.into_owned()))),
+        RawField::Num(n) => match n.safe_i64() {
+            Some(i) => Ok(Some(Code::Int(i))),
+            None => bad("code", "must be a string, a safe integer or absent", &f),
+        },
+        other => bad("code", "must be a string, a safe integer or absent", &other),
+    }
+}
+
+const SEVERITY_NAMES: &str =
+    "must be \"error\", \"warning\", \"info\" (or \"information\") or \"hint\"";
+
 fn strict_fields(e: RawEntry<'_>, full: bool) -> FieldResult<NormalizedDiagnostic> {
     let file = match e.file {
         RawField::Str(s) if !s.is_empty() => s.into_owned(),
@@ -194,7 +243,7 @@ fn strict_fields(e: RawEntry<'_>, full: bool) -> FieldResult<NormalizedDiagnosti
     let line = strict_u64(&e.line, "line")?;
     let character = strict_u64(&e.character, "character")?;
     let source = strict_opt_str(e.source, "source")?;
-    let code = strict_opt_str(e.code, "code")?;
+    let code = strict_opt_code(e.code)?;
     let mut d = NormalizedDiagnostic {
         file,
         line,
@@ -215,21 +264,9 @@ fn strict_fields(e: RawEntry<'_>, full: bool) -> FieldResult<NormalizedDiagnosti
     d.severity = match &e.severity {
         RawField::Str(s) => match Severity::parse(s) {
             Some(v) => v,
-            None => {
-                return Err((
-                    "severity",
-                    "must be \"error\", \"warning\", \"information\" or \"hint\"",
-                    format!("{s:?}"),
-                ))
-            }
+            None => return Err(("severity", SEVERITY_NAMES, format!("{s:?}"))),
         },
-        other => {
-            return bad(
-                "severity",
-                "must be \"error\", \"warning\", \"information\" or \"hint\"",
-                other,
-            )
-        }
+        other => return bad("severity", SEVERITY_NAMES, other),
     };
     d.message = match e.message {
         RawField::Str(s) => s.into_owned(),

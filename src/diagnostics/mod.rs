@@ -49,14 +49,16 @@ pub const HARD_MAX_MESSAGE_BYTES: usize = 16384;
 /// Longest `source` or `code` kept, in UTF-8 bytes (after stripping); longer entries drop.
 pub const MAX_LABEL_BYTES: usize = 1024;
 
-/// Diagnostic severity. Serialized as `"error"|"warning"|"information"|"hint"`; raw input
-/// may also use the LSP numbers 1..4. Ordered most to least severe.
+/// Diagnostic severity. Serialized as `"error"|"warning"|"info"|"hint"` (the names of
+/// @arnilo/prism); input may also spell `"information"` or use the LSP numbers 1..4.
+/// Ordered most to least severe.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     Error,
     Warning,
-    Information,
+    #[serde(alias = "information")]
+    Info,
     Hint,
 }
 
@@ -65,16 +67,17 @@ impl Severity {
         match self {
             Severity::Error => "error",
             Severity::Warning => "warning",
-            Severity::Information => "information",
+            Severity::Info => "info",
             Severity::Hint => "hint",
         }
     }
 
+    /// A severity name: `error`, `warning`, `info` (or `information`), `hint`.
     pub fn parse(s: &str) -> Option<Self> {
         Some(match s {
             "error" => Severity::Error,
             "warning" => Severity::Warning,
-            "information" => Severity::Information,
+            "info" | "information" => Severity::Info,
             "hint" => Severity::Hint,
             _ => return None,
         })
@@ -85,14 +88,69 @@ impl Severity {
         Some(match n {
             1 => Severity::Error,
             2 => Severity::Warning,
-            3 => Severity::Information,
+            3 => Severity::Info,
             4 => Severity::Hint,
             _ => return None,
         })
     }
 }
 
-/// One diagnostic in the bounded, validated shape.
+/// A diagnostic code: an integer (kept a number, as the tool gave it) or a string. Its
+/// identity text is the decimal form, so `2322` and `"2322"` are one identity.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Code {
+    Int(i64),
+    Text(String),
+}
+
+impl Code {
+    /// The code as identity text.
+    pub fn text(&self) -> Cow<'_, str> {
+        match self {
+            Code::Int(n) => Cow::Owned(n.to_string()),
+            Code::Text(s) => Cow::Borrowed(s),
+        }
+    }
+
+    /// Ties between codes of one identity text: integers first.
+    fn tie(&self, other: &Code) -> Ordering {
+        match (self, other) {
+            (Code::Int(_), Code::Text(_)) => Ordering::Less,
+            (Code::Text(_), Code::Int(_)) => Ordering::Greater,
+            _ => Ordering::Equal,
+        }
+    }
+}
+
+impl From<&str> for Code {
+    fn from(s: &str) -> Self {
+        Code::Text(s.to_string())
+    }
+}
+
+impl From<String> for Code {
+    fn from(s: String) -> Self {
+        Code::Text(s)
+    }
+}
+
+impl From<i64> for Code {
+    fn from(n: i64) -> Self {
+        Code::Int(n)
+    }
+}
+
+/// The identity text of an optional code (empty when absent).
+fn code_text(c: &Option<Code>) -> Cow<'_, str> {
+    c.as_ref().map_or(Cow::Borrowed(""), Code::text)
+}
+
+/// The `source` stamped on a normalized entry whose raw entry has none (as @arnilo/prism).
+pub const DEFAULT_SOURCE: &str = "check";
+
+/// One diagnostic in the bounded, validated shape. [`normalize`] always fills the end
+/// and the source; entries handed back by callers may lack them.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NormalizedDiagnostic {
@@ -110,7 +168,7 @@ pub struct NormalizedDiagnostic {
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub source: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub code: Option<String>,
+    pub code: Option<Code>,
     pub generation: u64,
 }
 
@@ -282,22 +340,13 @@ fn normalize_one(
         return None;
     };
     let file = path::relativize(file, root)?;
-    let line = position(&e.line)?;
-    let character = match e.character {
-        RawField::Absent => 0,
-        ref other => position(other)?,
-    };
-    let end_line = opt_position(&e.end_line)?;
-    let end_character = opt_position(&e.end_character)?;
-    // The end may not come before the start.
-    match end_line {
-        Some(el) if el < line => return None,
-        Some(el) if el > line => {}
-        _ => {
-            if matches!(end_character, Some(ec) if ec < character) {
-                return None;
-            }
-        }
+    let line = opt_position(&e.line)?.unwrap_or(0);
+    let character = opt_position(&e.character)?.unwrap_or(0);
+    // An absent end is the start (as @arnilo/prism); the end may not precede the start.
+    let end_line = opt_position(&e.end_line)?.unwrap_or(line);
+    let end_character = opt_position(&e.end_character)?.unwrap_or(character);
+    if end_line < line || (end_line == line && end_character < character) {
+        return None;
     }
     let severity = match &e.severity {
         RawField::Absent => Severity::Error,
@@ -306,14 +355,14 @@ fn normalize_one(
         _ => return None,
     };
     let source = match &e.source {
-        RawField::Absent => None,
-        RawField::Str(s) => opt_label(s)?,
+        RawField::Absent => DEFAULT_SOURCE.to_string(),
+        RawField::Str(s) => opt_label(s)?.unwrap_or_else(|| DEFAULT_SOURCE.to_string()),
         _ => return None,
     };
     let code = match &e.code {
         RawField::Absent => None,
-        RawField::Str(s) => opt_label(s)?,
-        RawField::Num(n) => Some(n.safe_i64()?.to_string()),
+        RawField::Str(s) => opt_label(s)?.map(Code::Text),
+        RawField::Num(n) => Some(Code::Int(n.safe_i64()?)),
         _ => return None,
     };
     // Charge the per-file cap before doing the expensive message work: once a file is
@@ -336,11 +385,11 @@ fn normalize_one(
         file,
         line,
         character,
-        end_line,
-        end_character,
+        end_line: Some(end_line),
+        end_character: Some(end_character),
         severity,
         message,
-        source,
+        source: Some(source),
         code,
         generation: opts.generation,
     })
@@ -371,7 +420,7 @@ pub fn identity(d: &NormalizedDiagnostic) -> String {
         d.source.as_deref().unwrap_or(""),
         d.line,
         d.character,
-        d.code.as_deref().unwrap_or("")
+        code_text(&d.code)
     )
 }
 
@@ -388,12 +437,7 @@ pub fn identity_cmp(a: &NormalizedDiagnostic, b: &NormalizedDiagnostic) -> Order
                 .unwrap_or("")
                 .cmp(b.source.as_deref().unwrap_or("")),
         )
-        .then(
-            a.code
-                .as_deref()
-                .unwrap_or("")
-                .cmp(b.code.as_deref().unwrap_or("")),
-        )
+        .then_with(|| code_text(&a.code).cmp(&code_text(&b.code)))
 }
 
 /// A total order on whole entries: identity first, then severity, message, end, generation.
@@ -405,9 +449,13 @@ pub fn full_cmp(a: &NormalizedDiagnostic, b: &NormalizedDiagnostic) -> Ordering 
         .then(a.end_line.cmp(&b.end_line))
         .then(a.end_character.cmp(&b.end_character))
         .then(a.generation.cmp(&b.generation))
-        // `None` and `Some("")` are one identity but serialize differently.
+        // `None` and `Some("")`, `2322` and `"2322"` are one identity but serialize
+        // differently.
         .then(a.source.cmp(&b.source))
-        .then(a.code.cmp(&b.code))
+        .then_with(|| match (&a.code, &b.code) {
+            (Some(x), Some(y)) => x.tie(y),
+            (x, y) => x.is_some().cmp(&y.is_some()),
+        })
 }
 
 /// The result of [`delta`].
@@ -418,6 +466,8 @@ pub struct DiagnosticDelta {
     pub removed: Vec<NormalizedDiagnostic>,
     pub unchanged: Vec<NormalizedDiagnostic>,
     pub generation: u64,
+    /// `next` held entries of one identity more than once (all but one were dropped).
+    pub truncated: bool,
 }
 
 /// [`delta`] as indices: `added` and `unchanged` index `next`, `removed` indexes `previous`.
@@ -427,6 +477,8 @@ pub struct DeltaIndices {
     pub removed: Vec<usize>,
     pub unchanged: Vec<usize>,
     pub generation: u64,
+    /// `next` held entries of one identity more than once.
+    pub truncated: bool,
 }
 
 /// Rank of each distinct string among `items` (by code point order).
@@ -446,7 +498,8 @@ fn ranks<'a>(items: impl Iterator<Item = &'a str>) -> HashMap<&'a str, u32> {
 pub fn identity_order(items: &[NormalizedDiagnostic]) -> Vec<usize> {
     let files = ranks(items.iter().map(|d| d.file.as_str()));
     let sources = ranks(items.iter().map(|d| d.source.as_deref().unwrap_or("")));
-    let codes = ranks(items.iter().map(|d| d.code.as_deref().unwrap_or("")));
+    let code_texts: Vec<Cow<'_, str>> = items.iter().map(|d| code_text(&d.code)).collect();
+    let codes = ranks(code_texts.iter().map(|c| c.as_ref()));
     let rank = |m: &HashMap<&str, u32>, s: &str| m.get(s).copied().unwrap_or(u32::MAX);
     let mut keys: Vec<(u32, u64, u64, u32, u32, usize)> = items
         .iter()
@@ -457,7 +510,7 @@ pub fn identity_order(items: &[NormalizedDiagnostic]) -> Vec<usize> {
                 d.line,
                 d.character,
                 rank(&sources, d.source.as_deref().unwrap_or("")),
-                rank(&codes, d.code.as_deref().unwrap_or("")),
+                rank(&codes, code_texts.get(i).map_or("", |c| c.as_ref())),
                 i,
             )
         })
@@ -529,6 +582,7 @@ pub fn delta_indices(
     let previous = previous.unwrap_or(&[]);
     let incoming = incoming_generation(next, generation);
     let n = canonical_indices(next, |_| true);
+    let truncated = n.len() < next.len();
     let p = canonical_indices(previous, |d| incoming.is_none_or(|g| d.generation <= g));
     let (mut added, mut removed, mut unchanged) = (Vec::new(), Vec::new(), Vec::new());
     let (mut i, mut j) = (0, 0);
@@ -570,6 +624,7 @@ pub fn delta_indices(
         removed,
         unchanged,
         generation,
+        truncated,
     }
 }
 
@@ -590,6 +645,7 @@ pub fn delta(
         removed: pick(prev, &ix.removed),
         unchanged: pick(next, &ix.unchanged),
         generation: ix.generation,
+        truncated: ix.truncated,
     }
 }
 

@@ -65,18 +65,18 @@ fn a_valid_entry_normalizes_with_the_generation() {
             file: "src/a.ts".into(),
             line: 3,
             character: 4,
-            end_line: None,
-            end_character: None,
+            end_line: Some(3),
+            end_character: Some(4),
             severity: Severity::Warning,
             message: "bad".into(),
-            source: None,
+            source: Some("check".into()),
             code: None,
             generation: 7,
         }
     );
     assert_eq!(
         serde_json::to_string(&out).unwrap(),
-        r#"{"file":"src/a.ts","line":3,"character":4,"severity":"warning","message":"bad","generation":7}"#
+        r#"{"file":"src/a.ts","line":3,"character":4,"endLine":3,"endCharacter":4,"severity":"warning","message":"bad","source":"check","generation":7}"#
     );
 }
 
@@ -140,7 +140,12 @@ fn positions_must_be_non_negative_safe_integers() {
             );
         }
     }
-    assert!(one(without("line")).is_none());
+    // An absent start is 0 and an absent end is the start (as @arnilo/prism).
+    let o = one(without("line")).unwrap();
+    assert_eq!(
+        (o.line, o.character, o.end_line, o.end_character),
+        (0, 4, Some(0), Some(4))
+    );
     assert_eq!(one(without("character")).unwrap().character, 0);
     assert_eq!(one(with("line", json!(2.0))).unwrap().line, 2);
     assert_eq!(
@@ -168,7 +173,9 @@ fn severity_strings_lsp_numbers_or_default_error() {
     assert_eq!(one(without("severity")).unwrap().severity, Severity::Error);
     for (v, s) in [
         (json!("hint"), Severity::Hint),
-        (json!(3), Severity::Information),
+        (json!(3), Severity::Info),
+        (json!("info"), Severity::Info),
+        (json!("information"), Severity::Info),
         (json!(1), Severity::Error),
         (json!(2.0), Severity::Warning),
     ] {
@@ -176,7 +183,7 @@ fn severity_strings_lsp_numbers_or_default_error() {
     }
     for bad in [
         json!("Error"),
-        json!("info"),
+        json!("INFO"),
         json!(0),
         json!(5),
         json!(1.5),
@@ -241,17 +248,28 @@ fn messages_truncate_on_a_char_boundary_at_the_cap() {
 
 #[test]
 fn source_and_code_labels() {
+    // An integer code stays a number (as the tool gave it); its identity text is decimal.
     let o = one(with("code", json!(2322))).unwrap();
-    assert_eq!(o.code.as_deref(), Some("2322"));
+    assert_eq!(o.code, Some(Code::Int(2322)));
+    assert_eq!(identity(&o), "src/a.ts:check:3:4:2322");
     assert_eq!(
-        one(with("code", json!(-7))).unwrap().code.as_deref(),
-        Some("-7")
+        one(with("code", json!(-7))).unwrap().code,
+        Some(Code::Int(-7))
     );
     assert_eq!(
-        one(with("code", json!("E0308"))).unwrap().code.as_deref(),
-        Some("E0308")
+        one(with("code", json!("E0308"))).unwrap().code,
+        Some(Code::Text("E0308".into()))
     );
     assert_eq!(one(with("code", json!(""))).unwrap().code, None);
+    // An absent or empty source is "check", as @arnilo/prism stamps it.
+    assert_eq!(one(base()).unwrap().source.as_deref(), Some("check"));
+    assert_eq!(
+        one(with("source", json!("\u{7}")))
+            .unwrap()
+            .source
+            .as_deref(),
+        Some("check")
+    );
     assert_eq!(
         one(with("source", json!("ts\u{7}c")))
             .unwrap()
@@ -394,7 +412,7 @@ fn json_entry_points() {
         r#"{"workspaceRoot":"/ws","generation":2}"#,
     )
     .unwrap();
-    assert_eq!(out, "[{\"file\":\"a.ts\",\"line\":1,\"character\":0,\"severity\":\"error\",\"message\":\"x\u{fffd}y\",\"generation\":2}]");
+    assert_eq!(out, "[{\"file\":\"a.ts\",\"line\":1,\"character\":0,\"endLine\":1,\"endCharacter\":0,\"severity\":\"error\",\"message\":\"x\u{fffd}y\",\"source\":\"check\",\"generation\":2}]");
     let kind = |r: &str, o: &str| normalize_json(r, o).unwrap_err().kind;
     assert_eq!(
         kind("{}", r#"{"workspaceRoot":"/ws","generation":2}"#),
@@ -438,7 +456,11 @@ fn json_entry_points() {
         ErrorKind::Type
     );
     assert_eq!(
-        identity_json(r#"{"file":"a","line":1,"character":2,"code":5}"#)
+        identity_json(r#"{"file":"a","line":1,"character":2,"code":5}"#).unwrap(),
+        "a::1:2:5"
+    );
+    assert_eq!(
+        identity_json(r#"{"file":"a","line":1,"character":2,"code":5.5}"#)
             .unwrap_err()
             .kind,
         ErrorKind::Type
@@ -448,8 +470,22 @@ fn json_entry_points() {
     let out = delta_indices_json(&format!(r#"{{"next":{n},"previous":{n}}}"#)).unwrap();
     assert_eq!(
         out,
-        r#"{"added":[],"removed":[],"unchanged":[0],"generation":2}"#
+        r#"{"added":[],"removed":[],"unchanged":[0],"generation":2,"truncated":false}"#
     );
+    // A duplicate identity in `next` is dropped and flagged (as @arnilo/prism's
+    // `truncated`); duplicates in `previous` are not.
+    let two = serde_json::to_string(&vec![
+        d("a", 1, 0, None, None, 2),
+        d("a", 1, 0, None, None, 2),
+    ])
+    .unwrap();
+    let out = delta_indices_json(&format!(r#"{{"next":{two},"previous":{two}}}"#)).unwrap();
+    assert_eq!(
+        out,
+        r#"{"added":[],"removed":[],"unchanged":[0],"generation":2,"truncated":true}"#
+    );
+    let out = delta_indices_json(&format!(r#"{{"next":{n},"previous":{two}}}"#)).unwrap();
+    assert!(out.ends_with(r#""truncated":false}"#), "{out}");
     let e = delta_indices_json(r#"{"next":[{"file":"a","line":1}]}"#).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Type);
     assert!(
@@ -663,4 +699,33 @@ mod rand_shuffle {
         }
         v
     }
+}
+
+#[test]
+fn integer_and_string_codes_share_an_identity() {
+    let mut a = d("a", 1, 0, Some("ts"), None, 2);
+    a.code = Some(Code::Int(2322));
+    let mut b = a.clone();
+    b.code = Some(Code::Text("2322".into()));
+    let r = delta(
+        std::slice::from_ref(&a),
+        Some(std::slice::from_ref(&b)),
+        None,
+    );
+    assert_eq!(
+        (r.added.len(), r.removed.len(), r.unchanged.len()),
+        (0, 0, 1)
+    );
+    assert_eq!(r.unchanged[0].code, Some(Code::Int(2322)));
+    // Within one side they are duplicates: the integer one is kept, in any order.
+    for next in [vec![a.clone(), b.clone()], vec![b.clone(), a.clone()]] {
+        let r = delta(&next, None, None);
+        assert!(r.truncated);
+        assert_eq!(r.added.len(), 1);
+        assert_eq!(r.added[0].code, Some(Code::Int(2322)));
+    }
+    assert_eq!(
+        serde_json::to_value(&r.unchanged[0]).unwrap()["code"],
+        json!(2322)
+    );
 }

@@ -1,51 +1,57 @@
-//! One running language server: process, transport, `initialize` handshake with real
-//! client capabilities, the server-request dispatcher (one match, default MethodNotFound),
-//! push-diagnostic bookkeeping, pull diagnostics, and on-demand diagnostics through
-//! typescript-language-server's `typescript.tsserverRequest` command.
+//! One running language server: process, transport, the `initialize` handshake with real
+//! client capabilities, and the typed protocol: [`Session::request`] / [`Session::notify`]
+//! take and return `lsp_types` structs (the wire stays JSON in `transport`). Pull
+//! diagnostics live here; server requests and publishes are in `server_requests`, the
+//! tsserver quirk in `tsserver`.
 
 use super::documents::{Encoding, Text, Workspace};
 use super::process::{self, Launch, ServerProcess};
-use super::transport::{Incoming, ServerMessage, Transport};
+use super::server_requests::{self, workspace_folder};
+use super::transport::Transport;
+use super::tsserver;
 use crate::error::{LspCode, PrismError, Result};
+use lsp_types::notification::{Initialized, Notification};
+use lsp_types::request::{
+    DocumentDiagnosticRequest, ExecuteCommand, Initialize, Request, Shutdown,
+};
+use lsp_types::{
+    Diagnostic, DiagnosticRegistrationOptions, DiagnosticServerCapabilities,
+    DocumentDiagnosticParams, DocumentDiagnosticReport, DocumentDiagnosticReportResult,
+    HoverProviderCapability, InitializeParams, InitializedParams, OneOf, ServerCapabilities,
+    TextDocumentIdentifier, Uri,
+};
 use serde_json::{json, Value};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::str::FromStr;
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 use tokio::io::AsyncReadExt;
 use tokio::sync::watch;
 
-/// JSON-RPC MethodNotFound.
-pub const METHOD_NOT_FOUND: i64 = -32601;
-/// The command typescript-language-server offers to forward one request to tsserver.
-pub const TSSERVER_REQUEST: &str = "typescript.tsserverRequest";
-/// tsserver's on-demand diagnostics, in the order typescript-language-server publishes
-/// the kinds.
-const TSSERVER_DIAGNOSTICS: [&str; 3] = [
-    "syntacticDiagnosticsSync",
-    "semanticDiagnosticsSync",
-    "suggestionDiagnosticsSync",
-];
 const STDERR_TAIL: usize = 4096;
 
 pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// A document's diagnostics as the server reported them (positions in its encoding).
+pub type DiagnosticSet = Arc<Vec<Diagnostic>>;
+
 /// The latest `publishDiagnostics` for one document.
 #[derive(Debug, Default, Clone)]
 pub struct PushEntry {
     /// Newest set that named its version: (version, diagnostics).
-    pub versioned: Option<(i64, Arc<Vec<Value>>)>,
+    pub versioned: Option<(i64, DiagnosticSet)>,
     /// Newest set without a version: (arrival sequence, arrival time, diagnostics).
-    pub unversioned: Option<(u64, Instant, Arc<Vec<Value>>)>,
+    pub unversioned: Option<(u64, Instant, DiagnosticSet)>,
 }
 
-/// Last pull result for one document.
+/// Last pull (or tsserver) result for one document.
 #[derive(Debug, Clone)]
 pub struct PullEntry {
     pub result_id: Option<String>,
-    pub items: Arc<Vec<Value>>,
+    pub items: DiagnosticSet,
     pub version: i64,
 }
 
@@ -64,7 +70,8 @@ pub struct OpenDoc {
 /// State shared by the session and its dispatcher task.
 #[derive(Default)]
 pub struct SessionState {
-    pub registrations: Mutex<HashMap<String, (String, Value)>>,
+    /// Dynamic registrations: id → (method, registerOptions).
+    pub registrations: Mutex<HashMap<String, (String, Option<Value>)>>,
     pub push: Mutex<HashMap<String, PushEntry>>,
     pub pulled: Mutex<HashMap<String, PullEntry>>,
     pub open: Mutex<HashMap<String, OpenDoc>>,
@@ -73,13 +80,59 @@ pub struct SessionState {
     pub changed: Option<watch::Sender<u64>>,
     pub refreshes: AtomicU64,
     /// The server's capabilities, once initialized.
-    pub caps: std::sync::OnceLock<Value>,
+    pub caps: std::sync::OnceLock<ServerCapabilities>,
 }
 
 impl SessionState {
-    fn bump(&self) {
+    pub fn bump(&self) {
         if let Some(tx) = &self.changed {
             tx.send_modify(|v| *v = v.wrapping_add(1));
+        }
+    }
+}
+
+/// A feature a server offers statically (its capabilities) or by registration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Capability {
+    Hover,
+    Definition,
+    References,
+    Rename,
+    WorkspaceSymbol,
+    PullDiagnostics,
+}
+
+impl Capability {
+    /// The request method a registration names for it.
+    pub fn method(self) -> &'static str {
+        use lsp_types::request::{
+            GotoDefinition, HoverRequest, References, Rename, WorkspaceSymbolRequest,
+        };
+        match self {
+            Capability::Hover => HoverRequest::METHOD,
+            Capability::Definition => GotoDefinition::METHOD,
+            Capability::References => References::METHOD,
+            Capability::Rename => Rename::METHOD,
+            Capability::WorkspaceSymbol => WorkspaceSymbolRequest::METHOD,
+            Capability::PullDiagnostics => DocumentDiagnosticRequest::METHOD,
+        }
+    }
+
+    /// Whether `caps` offers it statically.
+    fn offered_by(self, caps: &ServerCapabilities) -> bool {
+        fn on<T>(o: &Option<OneOf<bool, T>>) -> bool {
+            matches!(o, Some(OneOf::Left(true) | OneOf::Right(_)))
+        }
+        match self {
+            Capability::Hover => matches!(
+                caps.hover_provider,
+                Some(HoverProviderCapability::Simple(true) | HoverProviderCapability::Options(_))
+            ),
+            Capability::Definition => on(&caps.definition_provider),
+            Capability::References => on(&caps.references_provider),
+            Capability::Rename => on(&caps.rename_provider),
+            Capability::WorkspaceSymbol => on(&caps.workspace_symbol_provider),
+            Capability::PullDiagnostics => caps.diagnostic_provider.is_some(),
         }
     }
 }
@@ -88,7 +141,7 @@ impl SessionState {
 pub struct Session {
     pub name: String,
     pub transport: Arc<Transport>,
-    pub capabilities: Value,
+    pub capabilities: ServerCapabilities,
     pub encoding: Encoding,
     pub state: Arc<SessionState>,
     pub process: Arc<ServerProcess>,
@@ -97,10 +150,10 @@ pub struct Session {
     changed_rx: watch::Receiver<u64>,
 }
 
-pub struct SessionConfig<'a> {
-    pub name: &'a str,
+pub struct SessionConfig {
+    pub name: String,
     pub launch: Launch,
-    pub workspace: &'a Workspace,
+    pub workspace: Workspace,
     pub max_message: usize,
     pub max_pending: usize,
     pub timeout: Duration,
@@ -139,28 +192,83 @@ pub fn client_capabilities() -> Value {
     })
 }
 
+/// The `initialize` parameters. Quirk: lsp-types 0.97 spells the workspace diagnostic
+/// client capability `diagnostic` where the protocol (vscode-languageserver-protocol)
+/// spells it `diagnostics`, so the capabilities are sent as the JSON of
+/// [`client_capabilities`], checked against lsp-types by a test.
+fn initialize_params(ws: &Workspace) -> Result<Value> {
+    #[allow(deprecated)] // rootUri / rootPath: older servers still read them.
+    let params = InitializeParams {
+        process_id: Some(std::process::id()),
+        client_info: Some(lsp_types::ClientInfo {
+            name: "prism-review".into(),
+            version: Some(env!("CARGO_PKG_VERSION").into()),
+        }),
+        root_uri: Some(uri(&ws.root_uri)?),
+        root_path: Some(ws.root.to_string_lossy().to_string()),
+        workspace_folders: Some(vec![workspace_folder(ws)?]),
+        initialization_options: Some(json!({})),
+        trace: Some(lsp_types::TraceValue::Off),
+        locale: Some("en".into()),
+        ..Default::default()
+    };
+    let mut v = serde_json::to_value(params).map_err(|e| PrismError::internal(e.to_string()))?;
+    v["capabilities"] = client_capabilities();
+    Ok(v)
+}
+
+/// A URI we made (`documents::path_to_uri`) as the protocol's type.
+pub fn uri(s: &str) -> Result<Uri> {
+    Uri::from_str(s).map_err(|e| PrismError::internal(format!("invalid URI {s:?}: {e}")))
+}
+
+/// Parameters as JSON. Quirk: some lsp-types structs serialize an absent optional
+/// member as `null` (`DocumentDiagnosticParams.previousResultId`), which the protocol's
+/// `member?: T` does not allow and strict servers refuse; such members are left out.
+/// (No parameter we send has a member whose `null` means something.)
+fn params_json<T: serde::Serialize>(params: T) -> Result<Value> {
+    let mut v = serde_json::to_value(params).map_err(|e| PrismError::internal(e.to_string()))?;
+    if let Value::Object(o) = &mut v {
+        o.retain(|_, m| !m.is_null());
+    }
+    Ok(v)
+}
+
+/// Send request `R` and read its result as `R::Result`; a result of another shape is a
+/// server error naming the method.
+pub async fn call<R: Request>(
+    transport: &Arc<Transport>,
+    params: R::Params,
+    timeout: Duration,
+) -> Result<R::Result> {
+    let v = params_json(params)?;
+    let r = transport.request(R::METHOD, v, timeout).await?;
+    parse_result::<R>(r)
+}
+
+fn parse_result<R: Request>(v: Value) -> Result<R::Result> {
+    serde_json::from_value(v).map_err(|e| {
+        PrismError::lsp(
+            LspCode::Server,
+            format!("{} answered with a malformed result: {e}", R::METHOD),
+        )
+    })
+}
+
+/// Send notification `N`.
+pub fn send<N: Notification>(transport: &Transport, params: N::Params) -> Result<()> {
+    let v = params_json(params)?;
+    transport.notify(N::METHOD, v)
+}
+
 impl Session {
     /// Spawn the server and complete the `initialize` / `initialized` handshake.
-    pub async fn start(cfg: SessionConfig<'_>) -> Result<Arc<Session>> {
+    pub async fn start(cfg: SessionConfig) -> Result<Arc<Session>> {
         let spawned = process::spawn(cfg.launch).await?;
         let process = spawned.process;
         let stderr_tail = Arc::new(Mutex::new(Vec::new()));
-        if let Some(mut stderr) = spawned.stderr {
-            let tail = stderr_tail.clone();
-            tokio::spawn(async move {
-                let mut buf = vec![0u8; 4096];
-                while let Ok(n) = stderr.read(&mut buf).await {
-                    if n == 0 {
-                        break;
-                    }
-                    let mut t = lock(&tail);
-                    t.extend_from_slice(buf.get(..n).unwrap_or(&[]));
-                    let excess = t.len().saturating_sub(STDERR_TAIL);
-                    if excess > 0 {
-                        t.drain(..excess);
-                    }
-                }
-            });
+        if let Some(stderr) = spawned.stderr {
+            tokio::spawn(keep_tail(stderr, stderr_tail.clone()));
         }
         let (transport, incoming) = Transport::start(
             spawned.stdout,
@@ -184,51 +292,31 @@ impl Session {
             changed: Some(changed_tx),
             ..Default::default()
         });
-        tokio::spawn(dispatch(
+        tokio::spawn(server_requests::dispatch(
             incoming,
             transport.clone(),
             state.clone(),
             cfg.workspace.clone(),
             cfg.timeout,
         ));
-        let params = json!({
-            "processId": std::process::id(),
-            "clientInfo": { "name": "prism-review", "version": env!("CARGO_PKG_VERSION") },
-            "rootUri": cfg.workspace.root_uri,
-            "rootPath": cfg.workspace.root.to_string_lossy(),
-            "workspaceFolders": [workspace_folder(cfg.workspace)],
-            "capabilities": client_capabilities(),
-            "initializationOptions": {},
-            "trace": "off",
-            "locale": "en"
-        });
-        let init = transport.request("initialize", params, cfg.timeout).await;
-        let result = match init {
-            Ok(r) => r,
-            Err(e) => {
-                let tail = String::from_utf8_lossy(&lock(&stderr_tail)).to_string();
-                process.terminate(Duration::from_millis(200)).await;
-                let mut msg = format!(
-                    "language server {:?} failed to initialize: {}",
-                    cfg.name, e.message
-                );
-                if !tail.trim().is_empty() {
-                    msg.push_str(&format!(" (stderr: {})", tail.trim()));
-                }
-                let code = match e.kind {
-                    crate::error::ErrorKind::Lsp(c) => c,
-                    _ => LspCode::Server,
-                };
-                return Err(PrismError::lsp(code, msg));
-            }
+        let init = async {
+            let params = initialize_params(&cfg.workspace)?;
+            let r = transport
+                .request(Initialize::METHOD, params, cfg.timeout)
+                .await?;
+            parse_result::<Initialize>(r)
         };
-        let capabilities = result.get("capabilities").cloned().unwrap_or(json!({}));
+        let result = match init.await {
+            Ok(r) => r,
+            Err(e) => return Err(init_failed(&cfg.name, e, &process, &stderr_tail).await),
+        };
+        let capabilities = result.capabilities;
         let encoding =
-            Encoding::from_server(capabilities.get("positionEncoding").and_then(Value::as_str));
+            Encoding::from_server(capabilities.position_encoding.as_ref().map(|k| k.as_str()));
         let _ = state.caps.set(capabilities.clone());
-        transport.notify("initialized", json!({}))?;
+        send::<Initialized>(&transport, InitializedParams {})?;
         Ok(Arc::new(Session {
-            name: cfg.name.to_string(),
+            name: cfg.name,
             transport,
             capabilities,
             encoding,
@@ -249,52 +337,42 @@ impl Session {
         self.changed_rx.clone()
     }
 
-    /// Whether the server offers `method`, statically (`capability`) or by registration.
-    pub fn supports(&self, capability: &str, method: &str) -> bool {
-        let stat = match self.capabilities.get(capability) {
-            None | Some(Value::Null) | Some(Value::Bool(false)) => false,
-            Some(_) => true,
-        };
-        stat || lock(&self.state.registrations)
-            .values()
-            .any(|(m, _)| m == method)
+    /// Send request `R` (bounded by the request timeout) and read its typed result.
+    pub async fn request<R: Request>(&self, params: R::Params) -> Result<R::Result> {
+        call::<R>(&self.transport, params, self.timeout).await
+    }
+
+    /// Send notification `N`.
+    pub fn notify<N: Notification>(&self, params: N::Params) -> Result<()> {
+        send::<N>(&self.transport, params)
+    }
+
+    /// Whether the server offers `c`, statically or by registration.
+    pub fn supports(&self, c: Capability) -> bool {
+        c.offered_by(&self.capabilities)
+            || lock(&self.state.registrations)
+                .values()
+                .any(|(m, _)| m == c.method())
     }
 
     pub fn pull_supported(&self) -> bool {
-        self.supports("diagnosticProvider", "textDocument/diagnostic")
+        self.supports(Capability::PullDiagnostics)
     }
 
-    /// Whether the server forwards requests to tsserver (typescript-language-server), so
-    /// a document's diagnostics can be asked for instead of waited for.
+    /// Whether a document's diagnostics can be asked of tsserver (see `tsserver`).
     pub fn probe_supported(&self) -> bool {
-        self.capabilities
-            .get("executeCommandProvider")
-            .and_then(|p| p.get("commands"))
-            .and_then(Value::as_array)
-            .is_some_and(|c| c.iter().any(|x| x == TSSERVER_REQUEST))
+        tsserver::offered(&self.capabilities)
     }
 
-    /// The diagnostics tsserver has for `uri` now: syntactic, semantic and suggestion, as
-    /// typescript-language-server would publish them. The server handles messages in
-    /// order, so the answer is for the last text synced before the request. Kept as the
-    /// document's known set for `version`.
-    pub async fn probe(&self, uri: &str, version: i64) -> Result<Arc<Vec<Value>>> {
+    /// The diagnostics tsserver has for `uri` now (syntactic, semantic, suggestion), in the
+    /// negotiated encoding, kept as the document's known set for `version`.
+    pub async fn probe(&self, uri: &str, version: i64) -> Result<DiagnosticSet> {
         let mut items = Vec::new();
-        for command in TSSERVER_DIAGNOSTICS {
-            let args =
-                json!({ "command": TSSERVER_REQUEST, "arguments": [command, { "file": uri }] });
-            let answer = self.request("workspace/executeCommand", args).await?;
-            match (answer.get("success"), answer.get("body")) {
-                (Some(Value::Bool(true)), Some(Value::Array(body))) => {
-                    items.extend(body.iter().map(tsserver_diagnostic))
-                }
-                _ => {
-                    return Err(PrismError::lsp(
-                        LspCode::Server,
-                        format!("{TSSERVER_REQUEST} {command} answered without diagnostics"),
-                    ))
-                }
-            }
+        for kind in tsserver::TSSERVER_DIAGNOSTICS {
+            let answer = self
+                .request::<ExecuteCommand>(tsserver::command(kind, uri))
+                .await?;
+            items.extend(tsserver::answer(kind, answer)?);
         }
         if self.encoding != Encoding::Utf16 {
             // tsserver counts UTF-16 units; the sets here are in the negotiated encoding.
@@ -302,13 +380,14 @@ impl Session {
             if let Some(text) = text {
                 let text = Text::new(&text);
                 for item in &mut items {
-                    for end in ["start", "end"] {
-                        let p = &mut item["range"][end];
-                        let (l, c) = (p["line"].as_u64(), p["character"].as_u64());
-                        if let (Some(l), Some(c)) = (l, c) {
-                            p["character"] =
-                                text.convert(l, c, Encoding::Utf16, self.encoding).into();
-                        }
+                    for p in [&mut item.range.start, &mut item.range.end] {
+                        let c = text.convert(
+                            p.line.into(),
+                            p.character.into(),
+                            Encoding::Utf16,
+                            self.encoding,
+                        );
+                        p.character = u32::try_from(c).unwrap_or(u32::MAX);
                     }
                 }
             }
@@ -325,16 +404,12 @@ impl Session {
         Ok(items)
     }
 
-    pub async fn request(&self, method: &str, params: Value) -> Result<Value> {
-        self.transport.request(method, params, self.timeout).await
-    }
-
     /// `shutdown`, `exit`, close stdin, then SIGTERM / SIGKILL on the group.
     pub async fn shutdown(&self, grace: Duration) {
         if !self.is_closed() {
             let t = grace.min(self.timeout);
-            let _ = self.transport.request("shutdown", Value::Null, t).await;
-            let _ = self.transport.notify("exit", Value::Null);
+            let _ = call::<Shutdown>(&self.transport, (), t).await;
+            let _ = send::<lsp_types::notification::Exit>(&self.transport, ());
             self.transport.close_input();
             self.process
                 .wait_exit(grace.min(Duration::from_millis(500)))
@@ -345,7 +420,7 @@ impl Session {
 
     /// Pull diagnostics for `uri` (version `version`), honouring `previousResultId` and
     /// `unchanged`.
-    pub async fn pull(&self, uri: &str, version: i64) -> Result<Arc<Vec<Value>>> {
+    pub async fn pull(&self, uri: &str, version: i64) -> Result<DiagnosticSet> {
         pull(&self.transport, &self.state, uri, version, self.timeout).await
     }
 
@@ -356,98 +431,119 @@ impl Session {
     }
 }
 
-/// A tsserver diagnostic (`start`/`end` as 1-based `line`/`offset` in UTF-16 units) as the
-/// LSP diagnostic typescript-language-server publishes for it (its `toDiagnostic`), so a
-/// set read on demand and a published set of the same text normalize alike.
-fn tsserver_diagnostic(d: &Value) -> Value {
-    let position = |key: &str| {
-        let at = |field: &str| {
-            d.get(key)
-                .and_then(|p| p.get(field))
-                .and_then(Value::as_u64)
-                .unwrap_or(1)
-                .saturating_sub(1)
-        };
-        json!({ "line": at("line"), "character": at("offset") })
+/// Keep the last [`STDERR_TAIL`] bytes the server wrote to stderr.
+async fn keep_tail(mut stderr: tokio::process::ChildStderr, tail: Arc<Mutex<Vec<u8>>>) {
+    let mut buf = vec![0u8; 4096];
+    while let Ok(n) = stderr.read(&mut buf).await {
+        if n == 0 {
+            break;
+        }
+        let mut t = lock(&tail);
+        t.extend_from_slice(buf.get(..n).unwrap_or(&[]));
+        let excess = t.len().saturating_sub(STDERR_TAIL);
+        if excess > 0 {
+            t.drain(..excess);
+        }
+    }
+}
+
+/// The error of a failed `initialize`, with the server's stderr tail; the process is
+/// terminated.
+async fn init_failed(
+    name: &str,
+    e: PrismError,
+    process: &ServerProcess,
+    stderr_tail: &Mutex<Vec<u8>>,
+) -> PrismError {
+    let tail = String::from_utf8_lossy(&lock(stderr_tail)).to_string();
+    process.terminate(Duration::from_millis(200)).await;
+    let mut msg = format!(
+        "language server {name:?} failed to initialize: {}",
+        e.message
+    );
+    if !tail.trim().is_empty() {
+        msg.push_str(&format!(" (stderr: {})", tail.trim()));
+    }
+    let code = match e.kind {
+        crate::error::ErrorKind::Lsp(c) => c,
+        _ => LspCode::Server,
     };
-    let severity = match d.get("category").and_then(Value::as_str) {
-        Some("warning") => 2,
-        Some("suggestion") => 4,
-        _ => 1,
-    };
-    let mut out = json!({
-        "range": { "start": position("start"), "end": position("end") },
-        "message": d.get("text").and_then(Value::as_str).unwrap_or(""),
-        "severity": severity,
-        "source": d.get("source").and_then(Value::as_str).unwrap_or("typescript"),
+    PrismError::lsp(code, msg)
+}
+
+/// The identifier a pull-diagnostics server gave (statically or in its registration).
+fn diagnostic_identifier(state: &SessionState) -> Option<String> {
+    let stat = state.caps.get().and_then(|c| match &c.diagnostic_provider {
+        Some(DiagnosticServerCapabilities::Options(o)) => o.identifier.clone(),
+        Some(DiagnosticServerCapabilities::RegistrationOptions(r)) => {
+            r.diagnostic_options.identifier.clone()
+        }
+        None => None,
     });
-    if let Some(code) = d.get("code").filter(|c| c.is_number() || c.is_string()) {
-        out["code"] = code.clone();
+    stat.or_else(|| {
+        lock(&state.registrations)
+            .values()
+            .filter(|(m, _)| m == DocumentDiagnosticRequest::METHOD)
+            .find_map(|(_, opts)| {
+                let o: DiagnosticRegistrationOptions =
+                    serde_json::from_value(opts.clone()?).ok()?;
+                o.diagnostic_options.identifier
+            })
+    })
+}
+
+/// What one pull answered: the items, or `unchanged` (reuse the previous set).
+enum Pulled {
+    Items(Option<String>, Vec<Diagnostic>),
+    Unchanged(String),
+}
+
+fn pulled(r: DocumentDiagnosticReportResult) -> Pulled {
+    match r {
+        DocumentDiagnosticReportResult::Report(DocumentDiagnosticReport::Full(f)) => {
+            let f = f.full_document_diagnostic_report;
+            Pulled::Items(f.result_id, f.items)
+        }
+        DocumentDiagnosticReportResult::Report(DocumentDiagnosticReport::Unchanged(u)) => {
+            Pulled::Unchanged(u.unchanged_document_diagnostic_report.result_id)
+        }
+        // A partial result without a report carries no items for this document.
+        DocumentDiagnosticReportResult::Partial(_) => Pulled::Items(None, Vec::new()),
     }
-    out
 }
 
-fn workspace_folder(ws: &Workspace) -> Value {
-    let name = ws
-        .root
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_else(|| "workspace".into());
-    json!({ "uri": ws.root_uri, "name": name })
-}
-
-fn diagnostic_identifier(state: &SessionState) -> Option<Value> {
-    if let Some(id) = state
-        .caps
-        .get()
-        .and_then(|c| c.get("diagnosticProvider"))
-        .and_then(|d| d.get("identifier"))
-        .filter(|v| v.is_string())
-    {
-        return Some(id.clone());
-    }
-    lock(&state.registrations)
-        .values()
-        .find(|(m, _)| m == "textDocument/diagnostic")
-        .and_then(|(_, opts)| opts.get("identifier").filter(|v| v.is_string()).cloned())
-}
-
-async fn pull(
+pub async fn pull(
     transport: &Arc<Transport>,
     state: &Arc<SessionState>,
-    uri: &str,
+    uri_text: &str,
     version: i64,
     timeout: Duration,
-) -> Result<Arc<Vec<Value>>> {
+) -> Result<DiagnosticSet> {
     let mut attempts = 0;
     loop {
         attempts += 1;
-        let previous = lock(&state.pulled).get(uri).cloned();
-        let mut params = json!({ "textDocument": { "uri": uri } });
-        if let Some(id) = previous.as_ref().and_then(|p| p.result_id.clone()) {
-            params["previousResultId"] = Value::String(id);
-        }
-        if let Some(ident) = diagnostic_identifier(state) {
-            params["identifier"] = ident;
-        }
-        let result = match transport
-            .request("textDocument/diagnostic", params, timeout)
-            .await
-        {
+        let previous = lock(&state.pulled).get(uri_text).cloned();
+        let params = DocumentDiagnosticParams {
+            text_document: TextDocumentIdentifier {
+                uri: uri(uri_text)?,
+            },
+            identifier: diagnostic_identifier(state),
+            previous_result_id: previous.as_ref().and_then(|p| p.result_id.clone()),
+            work_done_progress_params: Default::default(),
+            partial_result_params: Default::default(),
+        };
+        let result = match call::<DocumentDiagnosticRequest>(transport, params, timeout).await {
             Ok(r) => r,
             // ServerCancelled: the server asks to be asked again.
             Err(e) if e.message.contains("error -32802") && attempts < 3 => continue,
             Err(e) => return Err(e),
         };
-        let result_id = result
-            .get("resultId")
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        let items = match result.get("kind").and_then(Value::as_str) {
-            Some("unchanged") => match previous {
-                Some(p) => p.items,
+        let (result_id, items) = match pulled(result) {
+            Pulled::Items(id, items) => (id, Arc::new(items)),
+            Pulled::Unchanged(id) => match previous {
+                Some(p) => (Some(id), p.items),
                 None if attempts < 3 => {
-                    lock(&state.pulled).remove(uri);
+                    lock(&state.pulled).remove(uri_text);
                     continue;
                 }
                 None => {
@@ -457,16 +553,9 @@ async fn pull(
                     ))
                 }
             },
-            _ => Arc::new(
-                result
-                    .get("items")
-                    .and_then(Value::as_array)
-                    .cloned()
-                    .unwrap_or_default(),
-            ),
         };
         lock(&state.pulled).insert(
-            uri.to_string(),
+            uri_text.to_string(),
             PullEntry {
                 result_id,
                 items: items.clone(),
@@ -478,218 +567,9 @@ async fn pull(
     }
 }
 
-/// Answer every server request; record notifications.
-async fn dispatch(
-    mut incoming: Incoming,
-    transport: Arc<Transport>,
-    state: Arc<SessionState>,
-    workspace: Workspace,
-    timeout: Duration,
-) {
-    while let Some(msg) = incoming.recv().await {
-        match msg {
-            ServerMessage::Request { id, method, params } => {
-                let answer = answer_request(&method, &params, &state, &workspace);
-                let _ = transport.respond(id, answer);
-                if method == "workspace/diagnostic/refresh" {
-                    // Acknowledged above; now re-pull every open document.
-                    state.refreshes.fetch_add(1, Ordering::SeqCst);
-                    let t = transport.clone();
-                    let st = state.clone();
-                    tokio::spawn(async move {
-                        let docs: Vec<(String, i64)> = lock(&st.open)
-                            .iter()
-                            .map(|(u, d)| (u.clone(), d.version))
-                            .collect();
-                        for (uri, version) in docs {
-                            let _ = pull(&t, &st, &uri, version, timeout).await;
-                        }
-                    });
-                }
-            }
-            ServerMessage::Notification { method, params } => {
-                if method == "textDocument/publishDiagnostics" {
-                    record_publish(&state, &params);
-                }
-            }
-        }
-    }
-}
-
-fn record_publish(state: &SessionState, params: &Value) {
-    let Some(uri) = params.get("uri").and_then(Value::as_str) else {
-        return;
-    };
-    let diagnostics = Arc::new(
-        params
-            .get("diagnostics")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default(),
-    );
-    let seq = state
-        .push_seq
-        .fetch_add(1, Ordering::SeqCst)
-        .wrapping_add(1);
-    {
-        let mut push = lock(&state.push);
-        let entry = push.entry(uri.to_string()).or_default();
-        match params.get("version").and_then(Value::as_i64) {
-            Some(v) => {
-                if entry.versioned.as_ref().is_none_or(|(old, _)| v >= *old) {
-                    entry.versioned = Some((v, diagnostics));
-                }
-            }
-            None => entry.unversioned = Some((seq, Instant::now(), diagnostics)),
-        }
-    }
-    state.bump();
-}
-
-/// The one match over server requests. Unknown methods get MethodNotFound.
-fn answer_request(
-    method: &str,
-    params: &Value,
-    state: &SessionState,
-    workspace: &Workspace,
-) -> std::result::Result<Value, (i64, String)> {
-    match method {
-        "workspace/configuration" => {
-            let n = params
-                .get("items")
-                .and_then(Value::as_array)
-                .map_or(0, Vec::len)
-                .min(10_000);
-            Ok(Value::Array(vec![Value::Null; n]))
-        }
-        "window/workDoneProgress/create" => Ok(Value::Null),
-        "client/registerCapability" => {
-            if let Some(regs) = params.get("registrations").and_then(Value::as_array) {
-                let mut map = lock(&state.registrations);
-                for r in regs.iter().take(1000) {
-                    if let (Some(id), Some(m)) = (
-                        r.get("id").and_then(Value::as_str),
-                        r.get("method").and_then(Value::as_str),
-                    ) {
-                        if map.len() < 10_000 {
-                            map.insert(
-                                id.to_string(),
-                                (
-                                    m.to_string(),
-                                    r.get("registerOptions").cloned().unwrap_or(Value::Null),
-                                ),
-                            );
-                        }
-                    }
-                }
-            }
-            state.bump();
-            Ok(Value::Null)
-        }
-        "client/unregisterCapability" => {
-            // The protocol spells the field `unregisterations`.
-            let list = params
-                .get("unregisterations")
-                .or_else(|| params.get("unregistrations"))
-                .and_then(Value::as_array);
-            if let Some(list) = list {
-                let mut map = lock(&state.registrations);
-                for r in list {
-                    if let Some(id) = r.get("id").and_then(Value::as_str) {
-                        map.remove(id);
-                    }
-                }
-            }
-            state.bump();
-            Ok(Value::Null)
-        }
-        "workspace/workspaceFolders" => Ok(json!([workspace_folder(workspace)])),
-        "workspace/diagnostic/refresh"
-        | "workspace/semanticTokens/refresh"
-        | "workspace/inlayHint/refresh"
-        | "workspace/inlineValue/refresh"
-        | "workspace/codeLens/refresh"
-        | "workspace/foldingRange/refresh" => Ok(Value::Null),
-        "window/showMessageRequest" => Ok(Value::Null),
-        "window/showDocument" => Ok(json!({ "success": false })),
-        "workspace/applyEdit" => Ok(json!({
-            "applied": false,
-            "failureReason": "prism-review applies edits only through rename()"
-        })),
-        _ => Err((METHOD_NOT_FOUND, format!("method not found: {method}"))),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn tsserver_diagnostics_read_like_typescript_language_server_publishes_them() {
-        let d = json!({
-            "start": { "line": 2, "offset": 5 }, "end": { "line": 2, "offset": 11 },
-            "text": "'x' is declared but its value is never read.", "code": 6133,
-            "category": "suggestion", "reportsUnnecessary": true
-        });
-        assert_eq!(
-            tsserver_diagnostic(&d),
-            json!({
-                "range": { "start": { "line": 1, "character": 4 }, "end": { "line": 1, "character": 10 } },
-                "message": "'x' is declared but its value is never read.",
-                "severity": 4, "source": "typescript", "code": 6133
-            })
-        );
-        let w = json!({ "start": { "line": 1, "offset": 1 }, "end": { "line": 1, "offset": 2 },
-            "text": "w", "category": "warning", "source": "ts-plugin", "code": "X1" });
-        let w = tsserver_diagnostic(&w);
-        assert_eq!(
-            (
-                w["severity"].clone(),
-                w["source"].clone(),
-                w["code"].clone()
-            ),
-            (json!(2), json!("ts-plugin"), json!("X1"))
-        );
-        // Unknown categories are errors (as typescript-language-server maps them); missing
-        // positions stay inside the document; a code of another type is dropped.
-        let m = tsserver_diagnostic(&json!({ "category": "message", "text": "m", "code": [1] }));
-        assert_eq!(m["severity"], json!(1));
-        assert_eq!(m["range"]["start"], json!({ "line": 0, "character": 0 }));
-        assert!(m.get("code").is_none());
-    }
-
-    fn ws() -> Workspace {
-        Workspace::new(&std::env::temp_dir().to_string_lossy()).unwrap()
-    }
-
-    #[test]
-    fn every_server_request_gets_an_answer() {
-        let st = SessionState::default();
-        let w = ws();
-        assert_eq!(
-            answer_request(
-                "workspace/configuration",
-                &json!({"items": [{}, {}, {}]}),
-                &st,
-                &w
-            ),
-            Ok(json!([null, null, null]))
-        );
-        assert_eq!(
-            answer_request("window/workDoneProgress/create", &json!({}), &st, &w),
-            Ok(Value::Null)
-        );
-        assert_eq!(
-            answer_request("workspace/diagnostic/refresh", &Value::Null, &st, &w),
-            Ok(Value::Null)
-        );
-        let folders = answer_request("workspace/workspaceFolders", &Value::Null, &st, &w).unwrap();
-        assert_eq!(folders[0]["uri"], json!(w.root_uri));
-        let applied = answer_request("workspace/applyEdit", &json!({}), &st, &w).unwrap();
-        assert_eq!(applied["applied"], json!(false));
-        let err = answer_request("x/unknown", &Value::Null, &st, &w).unwrap_err();
-        assert_eq!(err.0, METHOD_NOT_FOUND);
-    }
 
     #[test]
     fn client_capabilities_are_valid_lsp_types() {
@@ -722,37 +602,60 @@ mod tests {
     }
 
     #[test]
-    fn registrations_are_tracked() {
-        let st = SessionState::default();
-        let w = ws();
-        let reg = json!({"registrations": [{"id": "1", "method": "textDocument/diagnostic", "registerOptions": {"identifier": "p"}}]});
-        answer_request("client/registerCapability", &reg, &st, &w).unwrap();
-        assert_eq!(lock(&st.registrations).len(), 1);
-        let unreg = json!({"unregisterations": [{"id": "1", "method": "textDocument/diagnostic"}]});
-        answer_request("client/unregisterCapability", &unreg, &st, &w).unwrap();
-        assert!(lock(&st.registrations).is_empty());
+    fn initialize_params_are_typed_and_carry_the_protocol_capabilities() {
+        let ws = Workspace::new(&std::env::temp_dir().to_string_lossy()).unwrap();
+        let v = initialize_params(&ws).unwrap();
+        let p: InitializeParams = serde_json::from_value(v.clone()).unwrap();
+        assert_eq!(p.process_id, Some(std::process::id()));
+        assert_eq!(p.workspace_folders.unwrap()[0].uri.as_str(), ws.root_uri);
+        assert_eq!(v["rootUri"], json!(ws.root_uri));
+        assert_eq!(v["capabilities"], client_capabilities());
     }
 
     #[test]
-    fn versioned_publishes_keep_the_newest() {
-        let st = SessionState::default();
-        record_publish(
-            &st,
-            &json!({"uri": "file:///a", "version": 3, "diagnostics": [{"message": "new"}]}),
+    fn absent_members_are_left_out_not_null() {
+        let p = DocumentDiagnosticParams {
+            text_document: TextDocumentIdentifier {
+                uri: uri("file:///a.ts").unwrap(),
+            },
+            identifier: None,
+            previous_result_id: None,
+            work_done_progress_params: Default::default(),
+            partial_result_params: Default::default(),
+        };
+        assert_eq!(
+            params_json(p).unwrap(),
+            json!({ "textDocument": { "uri": "file:///a.ts" } })
         );
-        record_publish(
-            &st,
-            &json!({"uri": "file:///a", "version": 2, "diagnostics": [{"message": "old"}]}),
+    }
+
+    #[test]
+    fn capabilities_static_shapes() {
+        let caps: ServerCapabilities = serde_json::from_value(json!({
+            "hoverProvider": true, "definitionProvider": { "workDoneProgress": false },
+            "referencesProvider": false, "renameProvider": { "prepareProvider": false }
+        }))
+        .unwrap();
+        assert!(Capability::Hover.offered_by(&caps));
+        assert!(Capability::Definition.offered_by(&caps));
+        assert!(!Capability::References.offered_by(&caps));
+        assert!(Capability::Rename.offered_by(&caps));
+        assert!(!Capability::WorkspaceSymbol.offered_by(&caps));
+        assert!(!Capability::PullDiagnostics.offered_by(&caps));
+    }
+
+    #[test]
+    fn pull_reports_read_as_items_or_unchanged() {
+        let full: DocumentDiagnosticReportResult = serde_json::from_value(json!({
+            "kind": "full", "resultId": "r1",
+            "items": [{ "range": { "start": { "line": 0, "character": 0 }, "end": { "line": 0, "character": 1 } }, "message": "m" }]
+        }))
+        .unwrap();
+        assert!(
+            matches!(pulled(full), Pulled::Items(Some(id), items) if id == "r1" && items.len() == 1)
         );
-        record_publish(&st, &json!({"uri": "file:///a", "diagnostics": []}));
-        let e = lock(&st.push).get("file:///a").cloned().unwrap();
-        let (v, set) = e.versioned.unwrap();
-        assert_eq!(v, 3);
-        assert_eq!(set[0]["message"], json!("new"));
-        let (seq, _, set) = e.unversioned.unwrap();
-        assert_eq!(seq, 3);
-        assert!(set.is_empty());
-        // Garbage params are ignored.
-        record_publish(&st, &json!({"diagnostics": 5}));
+        let same: DocumentDiagnosticReportResult =
+            serde_json::from_value(json!({ "kind": "unchanged", "resultId": "r1" })).unwrap();
+        assert!(matches!(pulled(same), Pulled::Unchanged(id) if id == "r1"));
     }
 }

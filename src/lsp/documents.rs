@@ -76,14 +76,35 @@ impl Workspace {
         })
     }
 
-    /// Resolve a caller's workspace-relative path to an existing file inside the workspace
-    /// (after following symlinks). Returns the canonical path and the relative name.
-    pub fn resolve(&self, file: &str) -> Result<(PathBuf, String)> {
+    /// Check a caller's path without touching the file system: a usable string, and a
+    /// relative path whose `..` never climbs above the root. (Absolute paths and symlinks
+    /// are judged by [`Self::resolve`].)
+    pub fn check_lexical(&self, file: &str) -> Result<()> {
         if file.is_empty() || file.len() > 4096 || file.contains('\0') {
             return Err(workspace_err(
                 "file must be a non-empty workspace-relative path",
             ));
         }
+        let mut depth = 0usize;
+        for c in Path::new(file).components() {
+            match c {
+                Component::Prefix(_) | Component::RootDir => return Ok(()),
+                Component::CurDir => {}
+                Component::ParentDir => {
+                    depth = depth.checked_sub(1).ok_or_else(|| {
+                        workspace_err(format!("file {file:?} escapes the workspace"))
+                    })?;
+                }
+                Component::Normal(_) => depth += 1,
+            }
+        }
+        Ok(())
+    }
+
+    /// Resolve a caller's workspace-relative path to an existing file inside the workspace
+    /// (after following symlinks). Returns the canonical path and the relative name.
+    pub fn resolve(&self, file: &str) -> Result<(PathBuf, String)> {
+        self.check_lexical(file)?;
         let joined = self.root.join(file);
         let canonical = std::fs::canonicalize(&joined).map_err(|e| {
             workspace_err(format!(

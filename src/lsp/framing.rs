@@ -2,12 +2,13 @@
 //!
 //! [`encode_frame`] writes one frame; [`FrameReader`] takes bytes in any chunking and
 //! yields complete message bodies. Every bound is checked before memory is committed: a
-//! header section longer than [`MAX_HEADER_BYTES`], a missing or malformed
-//! `Content-Length`, or a length over the reader's cap is a `ERR_PRISM_LSP_FRAMING`
-//! error, after which the reader refuses further input (the stream cannot be
-//! resynchronised safely).
+//! header section longer than [`MAX_HEADER_BYTES`] or a missing or malformed
+//! `Content-Length` is an `ERR_PRISM_LSP_FRAMING` error, a length over the reader's cap
+//! an `ERR_PRISM_LSP_LIMIT` error (as @arnilo/prism); after either the reader refuses
+//! further input (the stream cannot be resynchronised safely).
 
 use crate::error::{LspCode, PrismError, Result};
+use std::ops::Range;
 
 /// Longest header section accepted (all header lines plus the blank line).
 pub const MAX_HEADER_BYTES: usize = 8 * 1024;
@@ -58,10 +59,14 @@ impl FrameReader {
         if let Some(e) = &self.failed {
             return Err(e.clone());
         }
-        // Compact before growing so consumed bytes never accumulate.
+        // Compact before growing so consumed bytes never accumulate; a buffer grown for
+        // a large message is given back once it is empty.
         if self.start > 0 && (self.start >= self.buf.len() || self.start > 64 * 1024) {
             self.buf.drain(..self.start);
             self.start = 0;
+        }
+        if self.buf.is_empty() && self.buf.capacity() > 64 * 1024 {
+            self.buf = Vec::new();
         }
         self.buf.extend_from_slice(bytes);
         Ok(())
@@ -118,6 +123,38 @@ impl FrameReader {
     }
 }
 
+/// The complete frames at the start of `bytes` (for a reader whose buffer lives
+/// elsewhere, e.g. in a JavaScript `Buffer`): the byte range of each body, and how many
+/// bytes they used. Stops at the first incomplete frame; errors as [`FrameReader`].
+pub fn split_frames(bytes: &[u8], max_body: usize) -> Result<(Vec<Range<usize>>, usize)> {
+    let mut out = Vec::new();
+    let mut at = 0usize;
+    loop {
+        let pending = bytes.get(at..).unwrap_or(&[]);
+        let Some(end) = find_header_end(pending) else {
+            if pending.len() > MAX_HEADER_BYTES {
+                return Err(framing(format!(
+                    "header section exceeds {MAX_HEADER_BYTES} bytes"
+                )));
+            }
+            break;
+        };
+        if end > MAX_HEADER_BYTES {
+            return Err(framing(format!(
+                "header section exceeds {MAX_HEADER_BYTES} bytes"
+            )));
+        }
+        let len = parse_content_length(pending.get(..end).unwrap_or(&[]), max_body)?;
+        let body = at + end + 4;
+        if bytes.len() - body < len {
+            break;
+        }
+        out.push(body..body + len);
+        at = body + len;
+    }
+    Ok((out, at))
+}
+
 fn find_header_end(bytes: &[u8]) -> Option<usize> {
     let limit = bytes.len().min(MAX_HEADER_BYTES.saturating_add(4));
     bytes
@@ -148,9 +185,10 @@ fn parse_content_length(header: &[u8], max_body: usize) -> Result<usize> {
                 .parse()
                 .map_err(|_| framing(format!("invalid Content-Length {v:?}")))?;
             if n > max_body as u64 {
-                return Err(framing(format!(
-                    "frame of {n} bytes exceeds the message cap of {max_body} bytes"
-                )));
+                return Err(PrismError::lsp(
+                    LspCode::Limit,
+                    format!("frame of {n} bytes exceeds the message cap of {max_body} bytes"),
+                ));
             }
             length = Some(n as usize);
         }
@@ -198,7 +236,7 @@ mod tests {
         let mut r = FrameReader::new(10);
         r.push(b"Content-Length: 11\r\n\r\n").unwrap();
         let e = r.next_frame().unwrap_err();
-        assert_eq!(e.code(), "ERR_PRISM_LSP_FRAMING");
+        assert_eq!(e.code(), "ERR_PRISM_LSP_LIMIT");
         // Poisoned afterwards.
         assert!(r.push(b"x").is_err());
         assert!(r.next_frame().is_err());
@@ -227,7 +265,49 @@ mod tests {
         assert!(r.next_frame().is_err());
     }
 
+    #[test]
+    fn split_frames_stops_at_the_first_incomplete_frame() {
+        let mut bytes = encode_frame(b"{}");
+        bytes.extend(encode_frame(b"[1]"));
+        let whole = bytes.len();
+        bytes.extend_from_slice(b"Content-Length: 5\r\n\r\n{\"a");
+        let (frames, used) = split_frames(&bytes, 100).unwrap();
+        let bodies: Vec<&[u8]> = frames.iter().map(|r| &bytes[r.clone()]).collect();
+        assert_eq!(bodies, vec![&b"{}"[..], &b"[1]"[..]]);
+        assert_eq!(used, whole);
+        assert_eq!(
+            split_frames(b"Content-Length: 101\r\n\r\n", 100)
+                .unwrap_err()
+                .code(),
+            "ERR_PRISM_LSP_LIMIT"
+        );
+        assert_eq!(
+            split_frames(b"Content-Length: x\r\n\r\n", 100)
+                .unwrap_err()
+                .code(),
+            "ERR_PRISM_LSP_FRAMING"
+        );
+        assert_eq!(split_frames(b"Content-Len", 100).unwrap(), (vec![], 0));
+    }
+
     proptest! {
+        #[test]
+        fn split_frames_agrees_with_the_reader(
+            bodies in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..200), 0..8),
+            cut in 0usize..2000,
+        ) {
+            let mut all = Vec::new();
+            for b in &bodies { all.extend(encode_frame(b)); }
+            let cut = cut.min(all.len());
+            let (first, used) = split_frames(&all[..cut], 1000).unwrap();
+            let mut got: Vec<Vec<u8>> = first.iter().map(|r| all[r.clone()].to_vec()).collect();
+            let rest = &all[used..];
+            let (second, used2) = split_frames(rest, 1000).unwrap();
+            got.extend(second.iter().map(|r| rest[r.clone()].to_vec()));
+            prop_assert_eq!(used + used2, all.len());
+            prop_assert_eq!(got, bodies);
+        }
+
         #[test]
         fn any_chunking_yields_same_frames(
             bodies in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..200), 0..8),

@@ -13,7 +13,8 @@ use crate::diagnostics::json::{self, delta_args};
 use crate::diagnostics::raw::{Num, RawDeltaInput, RawEntry, RawField, RawList};
 use crate::diagnostics::text::utf16_to_string;
 use crate::diagnostics::{
-    check_input_len, delta_indices, identity_order, identity_runs, NormalizedDiagnostic, Normalizer,
+    check_input_len, delta_indices, identity_order, identity_runs, Code, NormalizedDiagnostic,
+    Normalizer,
 };
 use crate::error::{PrismError, Result};
 use napi::bindgen_prelude::{Env, ToNapiValue, TypeName, Unknown, ValueType};
@@ -359,7 +360,7 @@ fn build_output(
     let severities = [
         js.string("error")?,
         js.string("warning")?,
-        js.string("information")?,
+        js.string("info")?,
         js.string("hint")?,
     ];
     let mut files: HashMap<&str, sys::napi_value> = HashMap::new();
@@ -396,8 +397,10 @@ fn build_output(
         if let Some(s) = &d.source {
             js.set(o, k.source, js.string(s)?)?;
         }
-        if let Some(c) = &d.code {
-            js.set(o, k.code, js.string(c)?)?;
+        match &d.code {
+            Some(Code::Text(c)) => js.set(o, k.code, js.string(c)?)?,
+            Some(Code::Int(n)) => js.set(o, k.code, js.number(*n as f64)?)?,
+            None => {}
         }
         js.set(o, k.generation, js.number(d.generation as f64)?)?;
         let idx = u32::try_from(slot).map_err(|_| PrismError::internal("too many results"))?;
@@ -505,6 +508,12 @@ fn fill_duplicate_messages(
         }
     }
     Ok(())
+}
+
+/// `resolveDiagnosticsLimits(options?)`: JSON text in and out.
+#[napi(js_name = "diagnosticsResolveLimits")]
+pub fn diagnostics_resolve_limits(options_json: String) -> napi::Result<String> {
+    guard(|| json::resolve_limits_json(&options_json))
 }
 
 /// `diagnosticIdentity(d)`: JSON text in, the identity string out.

@@ -16,15 +16,14 @@
 
 use super::{guard, guard_async, to_js_error};
 use crate::error::{LspCode, PrismError};
-use crate::lsp::framing::{encode_frame, FrameReader};
+use crate::lsp::framing::{encode_frame, split_frames};
 use crate::lsp::intelligence::{Intelligence, LIMITS};
-use napi::bindgen_prelude::{Buffer, FnArgs, Function};
+use napi::bindgen_prelude::{BufferSlice, FnArgs, Function};
 use napi::threadsafe_function::{
     ThreadsafeCallContext, ThreadsafeFunction, ThreadsafeFunctionCallMode,
 };
 use napi::{Env, Status};
 use napi_derive::napi;
-use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -106,26 +105,6 @@ fn cancelled() -> PrismError {
     PrismError::lsp(LspCode::Server, "the operation was aborted")
 }
 
-async fn run_op(inner: Arc<Intelligence>, op: &str, input: &str) -> Result<Value, PrismError> {
-    let v = crate::json::parse(input, PrismError::type_error)?;
-    match op {
-        "syncDocument" => inner.sync_document(&v).await,
-        "diagnosticDelta" => inner.diagnostic_delta(&v).await,
-        "diagnostics" => inner.diagnostics(&v).await,
-        "hover" => inner.hover(&v).await,
-        "definitions" => inner.definitions(&v).await,
-        "references" => inner.references(&v).await,
-        "workspaceSymbols" => inner.workspace_symbols(&v).await,
-        "renamePlan" => inner.rename_plan(&v).await,
-        "renameApply" => inner.rename_apply(&v).await,
-        "renameDiscard" => inner.discard_plan(&v),
-        "dispose" => inner.dispose().await.map(|()| Value::Null),
-        other => Err(PrismError::type_error(format!(
-            "unknown operation {other:?}"
-        ))),
-    }
-}
-
 #[napi]
 impl NativeLanguageIntelligence {
     /// `options` is the JSON text of the options without `policy`; `done(token, ok, text)`
@@ -183,9 +162,9 @@ impl NativeLanguageIntelligence {
             let task = async move {
                 let result = guard_async(async move {
                     let value = match rx {
-                        None => run_op(inner, &op, &input).await?,
+                        None => inner.call(&op, &input).await?,
                         Some(rx) => tokio::select! {
-                            r = run_op(inner, &op, &input) => r?,
+                            r = inner.call(&op, &input) => r?,
                             _ = rx => return Err(cancelled()),
                         },
                     };
@@ -236,62 +215,64 @@ fn max_message(value: Option<f64>) -> Result<usize, PrismError> {
     }
 }
 
-/// The native side of `LspFrameReader`.
-#[napi]
-pub struct NativeLspFrameReader {
-    inner: FrameReader,
+/// `LspFrameReader`'s cap: `maxMessageBytes` checked (`RangeError` outside `1..hard`),
+/// the default when absent.
+#[napi(js_name = "lspFrameMax")]
+pub fn lsp_frame_max(max_message_bytes: Option<f64>) -> napi::Result<u32> {
+    guard(|| {
+        let max = max_message(max_message_bytes)?;
+        u32::try_from(max).map_err(|_| PrismError::internal("frame cap out of range"))
+    })
 }
 
-#[napi]
-impl NativeLspFrameReader {
-    #[napi(constructor)]
-    pub fn new(max_message_bytes: Option<f64>) -> napi::Result<Self> {
-        let max = guard(|| max_message(max_message_bytes))?;
-        Ok(Self {
-            inner: FrameReader::new(max),
-        })
-    }
+/// What one `LspFrameReader.push` found: how many leading bytes the complete frames used,
+/// and their bodies as the JSON text of one array.
+#[napi(object)]
+pub struct FrameScan {
+    pub consumed: u32,
+    pub messages: String,
+}
 
-    /// Push bytes; returns the JSON text of the array of complete messages.
-    #[napi]
-    pub fn push(&mut self, bytes: Buffer) -> napi::Result<String> {
-        let reader = &mut self.inner;
-        guard(|| {
-            reader.push(&bytes)?;
-            let mut out = String::from("[");
-            let mut first = true;
-            while let Some(body) = reader.next_frame()? {
-                // Validate each body on its own (so two bodies can never merge into one
-                // value), then hand the raw text to JSON.parse once.
-                serde_json::from_slice::<serde::de::IgnoredAny>(&body).map_err(|e| {
-                    PrismError::lsp(
-                        LspCode::Framing,
-                        format!("frame body is not valid JSON: {e}"),
-                    )
-                })?;
-                let text = std::str::from_utf8(&body)
-                    .map_err(|_| PrismError::lsp(LspCode::Framing, "frame body is not UTF-8"))?;
-                if !first {
-                    out.push(',');
-                }
-                first = false;
-                out.push_str(text);
+/// The complete frames at the start of `bytes`. The reader's buffer is a JavaScript
+/// `Buffer` (so V8 sees and collects its memory: napi finalizers of native objects are
+/// deferred to `setImmediate`, so a synchronous loop making readers would grow without
+/// bound — issue 17); this only scans it. Each body is validated on its own (two bodies
+/// can never merge into one value), then all are handed to one `JSON.parse`.
+#[napi(js_name = "lspFrameScan")]
+pub fn lsp_frame_scan(bytes: BufferSlice<'_>, max_message_bytes: u32) -> napi::Result<FrameScan> {
+    guard(|| {
+        let (_, _, hard) = LIMITS[0];
+        let max = (max_message_bytes as usize).min(hard as usize);
+        let (frames, used) = split_frames(&bytes, max)?;
+        let mut out = String::with_capacity(used + 2);
+        out.push('[');
+        for (i, range) in frames.into_iter().enumerate() {
+            let body = bytes.get(range).unwrap_or(&[]);
+            serde_json::from_slice::<serde::de::IgnoredAny>(body).map_err(|e| {
+                PrismError::lsp(
+                    LspCode::Framing,
+                    format!("frame body is not valid JSON: {e}"),
+                )
+            })?;
+            let text = std::str::from_utf8(body)
+                .map_err(|_| PrismError::lsp(LspCode::Framing, "frame body is not UTF-8"))?;
+            if i > 0 {
+                out.push(',');
             }
-            out.push(']');
-            Ok(out)
+            out.push_str(text);
+        }
+        out.push(']');
+        Ok(FrameScan {
+            consumed: u32::try_from(used).map_err(|_| PrismError::internal("frame too large"))?,
+            messages: out,
         })
-    }
-
-    /// Bytes buffered but not yet returned.
-    #[napi(getter)]
-    pub fn buffered(&self) -> u32 {
-        u32::try_from(self.inner.buffered()).unwrap_or(u32::MAX)
-    }
+    })
 }
 
-/// One frame for the JSON text of a message.
+/// One frame for the JSON text of a message, in a buffer V8 owns (copied once), so the
+/// garbage collector sees its size.
 #[napi(js_name = "lspEncodeFrame")]
-pub fn lsp_encode_frame(json_text: String) -> napi::Result<Buffer> {
+pub fn lsp_encode_frame(env: &Env, json_text: String) -> napi::Result<BufferSlice<'_>> {
     let (_, _, hard) = LIMITS[0];
     if json_text.len() as u64 > hard {
         return Err(to_js_error(PrismError::lsp(
@@ -299,5 +280,21 @@ pub fn lsp_encode_frame(json_text: String) -> napi::Result<Buffer> {
             format!("message of {} bytes exceeds {hard} bytes", json_text.len()),
         )));
     }
-    Ok(encode_frame(json_text.as_bytes()).into())
+    BufferSlice::copy_from(env, encode_frame(json_text.as_bytes()))
+}
+
+/// `applyTextEdits`: the UTF-16 spans `[[start, end, index], …]` of the edits (JSON text)
+/// in `text`, in application order, as JSON text; the JS layer splices.
+#[napi(js_name = "lspTextEditSpans")]
+pub fn lsp_text_edit_spans(text: String, edits_json: String) -> napi::Result<String> {
+    guard(|| {
+        let spans = crate::lsp::edits::utf16_spans(&text, &edits_json)?;
+        serde_json::to_string(&spans).map_err(|e| PrismError::internal(e.to_string()))
+    })
+}
+
+/// `resolveLanguageIntelligenceLimits(limits?)`: JSON text in and out.
+#[napi(js_name = "lspResolveLimits")]
+pub fn lsp_resolve_limits(limits_json: String) -> napi::Result<String> {
+    guard(|| Ok(crate::lsp::intelligence::Limits::resolve_json(&limits_json)?.to_string()))
 }
