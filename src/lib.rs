@@ -15,6 +15,7 @@ pub mod json;
 pub mod lsp;
 pub mod review;
 pub mod store;
+pub mod util;
 
 // In `cargo test` builds nothing calls the #[napi] exports, so they look dead.
 #[cfg_attr(test, allow(dead_code))]

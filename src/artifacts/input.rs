@@ -4,10 +4,11 @@
 use super::limits::ArtifactLimits;
 use super::model::{Citation, Span};
 use super::redact::SecretRedactor;
-use super::{err, invalid, time};
+use super::{err, invalid};
 use crate::error::{ArtifactReason as R, PrismError, Result};
 use crate::json::{type_name, Fields};
 use crate::store::Ownership;
+use crate::util::time;
 use serde_json::{Map, Value};
 
 /// Longest id (`threadId`, `artifactId`), in bytes.
@@ -312,7 +313,7 @@ pub fn uri(f: &Fields<'_>, name: &str, cap: u64) -> Result<String> {
 /// An optional size: a non-negative safe integer (`invalid_input` otherwise).
 pub fn size(f: &Fields<'_>) -> Result<Option<u64>> {
     match f.opt_u64("size")? {
-        Some(n) if n > crate::store::MAX_SAFE_INTEGER => {
+        Some(n) if n > crate::util::MAX_SAFE_INTEGER => {
             Err(f.fail("size", "must be a non-negative safe integer"))
         }
         other => Ok(other),

@@ -4,7 +4,8 @@
 //! `RangeError` (never clamped silently). Unknown names and non-numbers are `TypeError`s.
 //! `maxRequestBytes` bounds an HTTP request body (the handler's); the service ignores it.
 
-use crate::error::{PrismError, Result};
+use crate::error::Result;
+use crate::util::caps::{self, Cap};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -32,23 +33,23 @@ pub struct ArtifactLimits {
 
 const KIB: u64 = 1024;
 
-/// `(name, default, hard)` of every cap, in declaration order.
-pub const SPEC: [(&str, u64, u64); 15] = [
-    ("artifactsPerThread", 64, 256),
-    ("revisionsPerArtifact", 32, 128),
-    ("recordBytes", 8 * KIB, 64 * KIB),
-    ("previewBytes", 16 * KIB, 64 * KIB),
-    ("citations", 32, 128),
-    ("citationBytes", 2 * KIB, 8 * KIB),
-    ("mimeBytes", 128, 512),
-    ("hashBytes", 256, KIB),
-    ("uriBytes", 2 * KIB, 8 * KIB),
-    ("noteBytes", KIB, 8 * KIB),
-    ("titleBytes", 256, 2 * KIB),
-    ("listPageLimit", 50, 200),
-    ("deliveryLinkTtlSeconds", 300, 86_400),
-    ("deliveryLinkTokenBytes", 4 * KIB, 16 * KIB),
-    ("maxRequestBytes", 64 * KIB, KIB * KIB),
+/// Every cap, in declaration order.
+pub const SPEC: [Cap; 15] = [
+    Cap::new("artifactsPerThread", 64, 256),
+    Cap::new("revisionsPerArtifact", 32, 128),
+    Cap::new("recordBytes", 8 * KIB, 64 * KIB),
+    Cap::new("previewBytes", 16 * KIB, 64 * KIB),
+    Cap::new("citations", 32, 128),
+    Cap::new("citationBytes", 2 * KIB, 8 * KIB),
+    Cap::new("mimeBytes", 128, 512),
+    Cap::new("hashBytes", 256, KIB),
+    Cap::new("uriBytes", 2 * KIB, 8 * KIB),
+    Cap::new("noteBytes", KIB, 8 * KIB),
+    Cap::new("titleBytes", 256, 2 * KIB),
+    Cap::new("listPageLimit", 50, 200),
+    Cap::new("deliveryLinkTtlSeconds", 300, 86_400),
+    Cap::new("deliveryLinkTokenBytes", 4 * KIB, 16 * KIB),
+    Cap::new("maxRequestBytes", 64 * KIB, KIB * KIB),
 ];
 
 impl ArtifactLimits {
@@ -74,55 +75,20 @@ impl ArtifactLimits {
 
     /// The defaults.
     pub fn defaults() -> Self {
-        Self::from_values(&SPEC.map(|(_, d, _)| d))
+        Self::from_values(&SPEC.map(|c| c.default))
     }
 
     /// The hard maxima.
     pub fn hard() -> Self {
-        Self::from_values(&SPEC.map(|(_, _, h)| h))
+        Self::from_values(&SPEC.map(|c| c.hard))
     }
 
     /// Resolve a partial `limits` object (absent or `undefined` = defaults).
     pub fn resolve(value: Option<&Value>) -> Result<Self> {
-        let mut values = SPEC.map(|(_, d, _)| d);
-        let obj = match value {
-            None | Some(Value::Null) => return Ok(Self::from_values(&values)),
-            Some(Value::Object(o)) => o,
-            Some(other) => {
-                return Err(PrismError::type_error(format!(
-                    "limits must be an object, got {}",
-                    crate::json::type_name(other)
-                )))
-            }
-        };
-        for (name, v) in obj {
-            let Some((idx, &(_, _, hard))) =
-                SPEC.iter().enumerate().find(|(_, (n, _, _))| n == name)
-            else {
-                return Err(PrismError::type_error(format!(
-                    "limits.{name} is not a known limit (known: {})",
-                    SPEC.map(|(n, _, _)| n).join(", ")
-                )));
-            };
-            let Value::Number(n) = v else {
-                return Err(PrismError::type_error(format!(
-                    "limits.{name} must be a number, got {}",
-                    crate::json::type_name(v)
-                )));
-            };
-            match crate::json::as_u64(v).filter(|x| (1..=hard).contains(x)) {
-                Some(x) => {
-                    if let Some(slot) = values.get_mut(idx) {
-                        *slot = x;
-                    }
-                }
-                None => {
-                    return Err(PrismError::range(format!(
-                        "limits.{name} must be an integer in 1..={hard}, got {n}"
-                    )))
-                }
-            }
-        }
+        let values = caps::resolve_object("limits", value, &SPEC, |_| None)?;
+        let values: [u64; 15] = values
+            .try_into()
+            .map_err(|_| crate::error::PrismError::internal("limits table size"))?;
         Ok(Self::from_values(&values))
     }
 
@@ -196,7 +162,7 @@ mod tests {
 
     #[test]
     fn every_limit_accepts_1_and_hard_and_refuses_outside() {
-        for (name, _, hard) in SPEC {
+        for crate::util::caps::Cap { name, hard, .. } in SPEC {
             let ok = ArtifactLimits::resolve(Some(&json!({ name: hard }))).unwrap();
             assert_eq!(ok.to_value()[name], json!(hard));
             assert!(ArtifactLimits::resolve(Some(&json!({ name: 1 }))).is_ok());

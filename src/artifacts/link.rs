@@ -87,8 +87,8 @@ pub fn issue(
         thread_id: thread_id.to_string(),
         version: i64::try_from(version).unwrap_or(i64::MAX),
         owner: owner.clone(),
-        issued_at: super::time::format_iso(now_ms),
-        expires_at: super::time::format_iso(now_ms.saturating_add(ttl_ms)),
+        issued_at: crate::util::time::format_iso(now_ms),
+        expires_at: crate::util::time::format_iso(now_ms.saturating_add(ttl_ms)),
     }
 }
 
@@ -155,7 +155,7 @@ pub fn verify(link: &str, secret: &[u8], max_bytes: u64, now_ms: i64) -> Result<
     let value: Value =
         serde_json::from_slice(&bytes).map_err(|_| bad_link("payload is not JSON"))?;
     let token = token_of(&value).ok_or_else(|| bad_link("payload is not a delivery token"))?;
-    let expired = super::time::parse_iso(&token.expires_at).is_none_or(|t| now_ms >= t);
+    let expired = crate::util::time::parse_iso(&token.expires_at).is_none_or(|t| now_ms >= t);
     if expired {
         return Err(err(
             R::LinkExpired,
@@ -172,7 +172,7 @@ pub fn token_of(value: &Value) -> Option<DeliveryToken> {
     let obj = value.as_object()?;
     let text = |k: &str| obj.get(k).and_then(Value::as_str).map(str::to_string);
     let version = crate::json::as_i64(obj.get("version")?)
-        .filter(|v| v.unsigned_abs() <= crate::store::MAX_SAFE_INTEGER)?;
+        .filter(|v| v.unsigned_abs() <= crate::util::MAX_SAFE_INTEGER)?;
     Some(DeliveryToken {
         artifact_id: text("artifactId")?,
         thread_id: text("threadId")?,

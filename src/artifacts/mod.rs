@@ -20,7 +20,6 @@ pub mod link;
 pub mod model;
 pub mod redact;
 pub mod service;
-pub mod time;
 
 pub use limits::ArtifactLimits;
 pub use redact::SecretRedactor;

@@ -16,12 +16,13 @@ use super::limits::ArtifactLimits;
 use super::link;
 use super::model::{Approval, Decision, Record, ReviewState, Revision};
 use super::redact::SecretRedactor;
-use super::{err, invalid, record_key, time, CATEGORY, NAMESPACE};
+use super::{err, invalid, record_key, CATEGORY, NAMESPACE};
 use crate::error::{ArtifactReason as R, ErrorKind, PrismError, Result};
 use crate::json::Fields;
 use crate::store::{
     Checkpoint, CheckpointKey, CheckpointStore, ListCheckpoints, Ownership, SaveCheckpoint,
 };
+use crate::util::time;
 use serde_json::{json, Map, Value};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

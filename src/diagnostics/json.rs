@@ -67,7 +67,15 @@ pub fn safe_u64_arg(f: &RawField<'_>, path: &str) -> Result<Option<u64>> {
 }
 
 fn limit_arg(f: &RawField<'_>, path: &str, default: usize, hard: usize) -> Result<usize> {
-    let out_of_range = || PrismError::range(format!("{path} must be an integer in 1..{hard}"));
+    let out_of_range = || {
+        let got = match f {
+            RawField::Num(super::raw::Num::U(n)) => n.to_string(),
+            RawField::Num(super::raw::Num::I(n)) => n.to_string(),
+            RawField::Num(super::raw::Num::F(n)) => n.to_string(),
+            _ => "NaN, Infinity or null".to_string(),
+        };
+        crate::util::caps::out_of_range(path, hard as u64, got)
+    };
     match f {
         RawField::Absent => Ok(default),
         RawField::Num(n) => n

@@ -36,8 +36,8 @@ use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
+use crate::util::MAX_SAFE_INTEGER;
 pub use path::MAX_PATH_BYTES;
-pub use raw::MAX_SAFE_INTEGER;
 pub use text::{strip_controls, truncate_utf8};
 
 /// Default / hard cap of diagnostics kept per file.
@@ -222,12 +222,7 @@ impl NormalizeOptions {
 }
 
 fn check_limit(name: &str, value: usize, hard: usize) -> Result<()> {
-    if value == 0 || value > hard {
-        return Err(PrismError::range(format!(
-            "options.{name} must be an integer in 1..{hard}, got {value}"
-        )));
-    }
-    Ok(())
+    crate::util::caps::check(&format!("options.{name}"), value as u64, hard as u64).map(|_| ())
 }
 
 /// Normalize raw diagnostics. Options outside their ranges are a `RangeError`, a

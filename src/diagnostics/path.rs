@@ -33,45 +33,9 @@ fn drive_prefix(s: &str) -> Option<(char, &str)> {
     }
 }
 
-fn hex(b: u8) -> Option<u8> {
-    match b {
-        b'0'..=b'9' => Some(b - b'0'),
-        b'a'..=b'f' => Some(b - b'a' + 10),
-        b'A'..=b'F' => Some(b - b'A' + 10),
-        _ => None,
-    }
-}
-
-fn percent_decode(s: &str) -> Option<String> {
-    if !s.contains('%') {
-        return Some(s.to_string());
-    }
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while let Some(&b) = bytes.get(i) {
-        if b == b'%' {
-            let hi = hex(*bytes.get(i + 1)?)?;
-            let lo = hex(*bytes.get(i + 2)?)?;
-            out.push(hi * 16 + lo);
-            i += 3;
-        } else {
-            out.push(b);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
-}
-
 /// The path of a `file:` URI, or `None` when it is not a usable local file URI.
 fn file_uri_path(s: &str) -> Option<String> {
-    let rest = s.strip_prefix("file://")?;
-    let slash = rest.find('/')?;
-    let authority = rest.get(..slash)?;
-    if !(authority.is_empty() || authority.eq_ignore_ascii_case("localhost")) {
-        return None;
-    }
-    let path = percent_decode(rest.get(slash..)?)?;
+    let path = String::from_utf8(crate::util::uri::file_uri_path_bytes(s)?).ok()?;
     // `file:///C:/x` names `C:/x`.
     match path.strip_prefix('/') {
         Some(p) if drive_prefix(p).is_some() => Some(p.to_string()),

@@ -3,6 +3,7 @@
 //! `serde_json::Value` (the Rust API) or straight from JSON text without building a
 //! `Value` tree (the binding's fast path), so both paths share one validator.
 
+use crate::util::MAX_SAFE_INTEGER;
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 use std::borrow::Cow;
@@ -28,9 +29,6 @@ pub enum Num {
     I(i64),
     F(f64),
 }
-
-/// The largest integer JavaScript represents exactly (`Number.MAX_SAFE_INTEGER`).
-pub const MAX_SAFE_INTEGER: u64 = 9_007_199_254_740_991;
 
 impl Num {
     /// A non-negative integer no larger than `Number.MAX_SAFE_INTEGER` (accepts `3.0`).

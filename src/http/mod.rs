@@ -9,7 +9,7 @@ pub mod status;
 
 pub use body::{check_body, RESERVED_KEYS};
 pub use route::{
-    decode_id, match_route, percent_decode, route_error_response, validate_base_path, Operation,
-    Route, RouteError, DEFAULT_BASE_PATH, MAX_ID_BYTES,
+    decode_id, match_route, route_error_response, validate_base_path, Operation, Route, RouteError,
+    DEFAULT_BASE_PATH, MAX_ID_BYTES,
 };
 pub use status::{status_for_reason, status_for_reason_str, HttpError, ALL_REASONS};

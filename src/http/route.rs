@@ -204,35 +204,6 @@ fn is_pchar(b: u8) -> bool {
         )
 }
 
-fn hex_value(b: u8) -> Option<u8> {
-    match b {
-        b'0'..=b'9' => Some(b - b'0'),
-        b'a'..=b'f' => Some(b - b'a' + 10),
-        b'A'..=b'F' => Some(b - b'A' + 10),
-        _ => None,
-    }
-}
-
-/// Percent-decode one path segment into UTF-8 text. `None` for a malformed escape or
-/// bytes that are not UTF-8.
-pub fn percent_decode(segment: &str) -> Option<String> {
-    let bytes = segment.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while let Some(&b) = bytes.get(i) {
-        if b == b'%' {
-            let hi = hex_value(*bytes.get(i + 1)?)?;
-            let lo = hex_value(*bytes.get(i + 2)?)?;
-            out.push((hi << 4) | lo);
-            i += 3;
-        } else {
-            out.push(b);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
-}
-
 /// Decode and validate one id segment (`what` is `threadId` or `artifactId`).
 pub fn decode_id(segment: &str, what: &str) -> std::result::Result<String, RouteError> {
     // A segment longer than 3× the cap cannot decode to an id within the cap.
@@ -241,7 +212,7 @@ pub fn decode_id(segment: &str, what: &str) -> std::result::Result<String, Route
             "{what} must be at most {MAX_ID_BYTES} bytes"
         )));
     }
-    let id = percent_decode(segment).ok_or_else(|| {
+    let id = crate::util::uri::percent_decode(segment).ok_or_else(|| {
         RouteError::InvalidId(format!(
             "{what} is not a valid percent-encoded UTF-8 path segment"
         ))

@@ -10,6 +10,7 @@ use super::server_requests::{self, workspace_folder};
 use super::transport::Transport;
 use super::tsserver;
 use crate::error::{LspCode, PrismError, Result};
+use crate::util::sync::lock;
 use lsp_types::notification::{Initialized, Notification};
 use lsp_types::request::{
     DocumentDiagnosticRequest, ExecuteCommand, Initialize, Request, Shutdown,
@@ -24,16 +25,12 @@ use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::str::FromStr;
 use std::sync::atomic::AtomicU64;
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 use tokio::io::AsyncReadExt;
 use tokio::sync::watch;
 
 const STDERR_TAIL: usize = 4096;
-
-pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 /// A document's diagnostics as the server reported them (positions in its encoding).
 pub type DiagnosticSet = Arc<Vec<Diagnostic>>;

@@ -168,31 +168,7 @@ pub fn path_to_uri(path: &Path) -> String {
 
 /// The absolute path of a `file:` URI (authority empty or `localhost`).
 pub fn uri_to_path(uri: &str) -> Option<PathBuf> {
-    let rest = uri
-        .strip_prefix("file://")
-        .or_else(|| uri.strip_prefix("FILE://"))?;
-    let rest = rest.strip_prefix("localhost").unwrap_or(rest);
-    if !rest.starts_with('/') {
-        return None;
-    }
-    let rest = rest.split(['?', '#']).next().unwrap_or(rest);
-    let bytes = rest.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0usize;
-    while let Some(&b) = bytes.get(i) {
-        if b == b'%' {
-            let h = bytes.get(i + 1).and_then(|c| (*c as char).to_digit(16))?;
-            let l = bytes.get(i + 2).and_then(|c| (*c as char).to_digit(16))?;
-            out.push((h * 16 + l) as u8);
-            i += 3;
-        } else {
-            out.push(b);
-            i += 1;
-        }
-    }
-    if out.contains(&0) {
-        return None;
-    }
+    let out = crate::util::uri::file_uri_path_bytes(uri)?;
     #[cfg(unix)]
     {
         use std::os::unix::ffi::OsStringExt;

@@ -8,6 +8,7 @@
 //! the *thread* that forked the child exits, so it must not be a pool thread.
 
 use crate::error::{LspCode, PrismError, Result};
+use crate::util::sync::lock;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -69,7 +70,7 @@ pub async fn spawn(launch: Launch) -> Result<Spawned> {
     let (tx, rx) = tokio::sync::oneshot::channel();
     let handle = tokio::runtime::Handle::current();
     {
-        let sender = spawner().lock().unwrap_or_else(|p| p.into_inner());
+        let sender = lock(spawner());
         sender
             .send((launch, handle, tx))
             .map_err(|_| PrismError::internal("the server spawner thread is gone"))?;
@@ -242,11 +243,7 @@ impl ServerProcess {
             *guard = None;
         }
         self.finished.store(true, Ordering::SeqCst);
-        let watchdog = self
-            .watchdog
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take();
+        let watchdog = lock(&self.watchdog).take();
         if let Some((mut wd, stdin)) = watchdog {
             let _ = wd.start_kill();
             let _ = wd.wait().await;

@@ -2,10 +2,11 @@
 //! the typed methods (a request we cannot serve gets JSON-RPC MethodNotFound, never
 //! silence), registrations are tracked, and `publishDiagnostics` is recorded.
 
-use super::client::{lock, pull, DiagnosticSet, PushEntry, SessionState};
+use super::client::{pull, DiagnosticSet, PushEntry, SessionState};
 use super::documents::Workspace;
 use super::transport::{Incoming, ServerMessage, Transport};
 use crate::error::{PrismError, Result};
+use crate::util::sync::lock;
 use lsp_types::notification::{Notification, PublishDiagnostics};
 use lsp_types::request::{
     ApplyWorkspaceEdit, CodeLensRefresh, InlayHintRefreshRequest, InlineValueRefreshRequest,

@@ -5,10 +5,11 @@
 
 use super::framing::{encode_frame, FrameReader};
 use crate::error::{LspCode, PrismError, Result};
+use crate::util::sync::lock;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot, watch};
@@ -50,10 +51,6 @@ pub struct Transport {
     closed_tx: watch::Sender<bool>,
     /// Bytes handed to the writer task and not yet written.
     queued: std::sync::atomic::AtomicUsize,
-}
-
-fn lock(m: &Mutex<PendingState>) -> MutexGuard<'_, PendingState> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Receives server notifications and requests; `None` once the stream is closed.

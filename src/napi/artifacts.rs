@@ -158,7 +158,7 @@ pub fn artifacts_verify_link(
         })?;
         // Non-negative finite numbers (JS checked); a fraction rounds down.
         let max = max_bytes.map(|m| m.max(0.0) as u64);
-        let now = now_ms.map_or_else(crate::artifacts::time::now_ms, |n| n as i64);
+        let now = now_ms.map_or_else(crate::util::time::now_ms, |n| n as i64);
         text_of(&api::verify_link(
             &link,
             &secret_bytes(&secret_base64)?,

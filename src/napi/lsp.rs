@@ -18,6 +18,8 @@ use super::{guard, guard_async, to_js_error};
 use crate::error::{LspCode, PrismError};
 use crate::lsp::framing::{encode_frame, split_frames};
 use crate::lsp::intelligence::{Intelligence, LIMITS};
+use crate::util::caps;
+use crate::util::sync::lock;
 use napi::bindgen_prelude::{BufferSlice, FnArgs, Function};
 use napi::threadsafe_function::{
     ThreadsafeCallContext, ThreadsafeFunction, ThreadsafeFunctionCallMode,
@@ -153,10 +155,7 @@ impl NativeLanguageIntelligence {
             let done = self.done.clone();
             let rx = cancellable.then(|| {
                 let (tx, rx) = oneshot::channel::<()>();
-                cancels
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .insert(token, tx);
+                lock(&cancels).insert(token, tx);
                 rx
             });
             let task = async move {
@@ -172,10 +171,7 @@ impl NativeLanguageIntelligence {
                 })
                 .await;
                 if cancellable {
-                    cancels
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .remove(&token);
+                    lock(&cancels).remove(&token);
                 }
                 let completion: Completion = match result {
                     Ok(text) => (token, true, text),
@@ -193,11 +189,7 @@ impl NativeLanguageIntelligence {
     /// Abort the call with this token (no-op when it already finished).
     #[napi]
     pub fn cancel(&self, token: u32) {
-        let tx = self
-            .cancels
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&token);
+        let tx = lock(&self.cancels).remove(&token);
         if let Some(tx) = tx {
             let _ = tx.send(());
         }
@@ -205,14 +197,8 @@ impl NativeLanguageIntelligence {
 }
 
 fn max_message(value: Option<f64>) -> Result<usize, PrismError> {
-    let (_, default, hard) = LIMITS[0];
-    match value {
-        None => Ok(default as usize),
-        Some(v) if v.fract() == 0.0 && v >= 1.0 && v <= hard as f64 => Ok(v as usize),
-        Some(v) => Err(PrismError::range(format!(
-            "maxMessageBytes must be an integer in 1..{hard}, got {v}"
-        ))),
-    }
+    let max = caps::resolve_f64("maxMessageBytes", value, LIMITS[0])?;
+    usize::try_from(max).map_err(|_| PrismError::internal("frame cap out of range"))
 }
 
 /// `LspFrameReader`'s cap: `maxMessageBytes` checked (`RangeError` outside `1..hard`),
@@ -241,7 +227,7 @@ pub struct FrameScan {
 #[napi(js_name = "lspFrameScan")]
 pub fn lsp_frame_scan(bytes: BufferSlice<'_>, max_message_bytes: u32) -> napi::Result<FrameScan> {
     guard(|| {
-        let (_, _, hard) = LIMITS[0];
+        let hard = LIMITS[0].hard;
         let max = (max_message_bytes as usize).min(hard as usize);
         let (frames, used) = split_frames(&bytes, max)?;
         let mut out = String::with_capacity(used + 2);
@@ -273,7 +259,7 @@ pub fn lsp_frame_scan(bytes: BufferSlice<'_>, max_message_bytes: u32) -> napi::R
 /// garbage collector sees its size.
 #[napi(js_name = "lspEncodeFrame")]
 pub fn lsp_encode_frame(env: &Env, json_text: String) -> napi::Result<BufferSlice<'_>> {
-    let (_, _, hard) = LIMITS[0];
+    let hard = LIMITS[0].hard;
     if json_text.len() as u64 > hard {
         return Err(to_js_error(PrismError::lsp(
             LspCode::Limit,

@@ -14,7 +14,8 @@
 
 use super::guard;
 use crate::error::{PrismError, Result};
-use crate::review::{Columns, MAX_SAFE_INTEGER};
+use crate::review::Columns;
+use crate::util::MAX_SAFE_INTEGER;
 use napi::bindgen_prelude::{Env, Uint32Array, Unknown};
 use napi::{sys, JsValue};
 use napi_derive::napi;
@@ -25,7 +26,7 @@ use std::ptr;
 /// and the manifest's JSON text (js/review.js puts them together).
 #[napi]
 pub fn review_create_manifest(input: String) -> napi::Result<String> {
-    guard(|| crate::review::create_manifest_binding(&input, crate::review::now_iso))
+    guard(|| crate::review::create_manifest_binding(&input, crate::util::time::now_iso))
 }
 
 /// `resolveCodingReviewLimits(options?)`: JSON text of the options (`null` for none) in,
@@ -97,7 +98,7 @@ pub fn review_create_manifest_columns(
         }
         let cols = columns(&strs, &counts, np, nr);
         let Some(out) =
-            crate::review::create_manifest_columns(&rest_json, cols, crate::review::now_iso)?
+            crate::review::create_manifest_columns(&rest_json, cols, crate::util::time::now_iso)?
         else {
             return Ok(None);
         };

@@ -2,7 +2,7 @@
 
 use super::manifest::model::{LimitValue, LimitsInput};
 use super::text::limit_err;
-use crate::error::{PrismError, Result};
+use crate::error::Result;
 use serde::Serialize;
 
 /// Bytes of one check summary, at most (after control characters are stripped).
@@ -146,9 +146,7 @@ fn in_range(v: LimitValue, path: &str, hard: usize) -> Result<usize> {
         LimitValue::Other(f) => f.to_string(),
         LimitValue::Null => "NaN, Infinity or null".to_string(),
     };
-    Err(PrismError::range(format!(
-        "{path} must be an integer in 1..={hard}, got {got}"
-    )))
+    Err(crate::util::caps::out_of_range(path, hard as u64, got))
 }
 
 #[cfg(test)]

@@ -22,9 +22,9 @@ pub use limits::{
 };
 pub use manifest::{
     create_manifest_binding, create_manifest_columns, digest_of_manifest_value,
-    resolve_limits_json, Columns, ColumnsOutput, MAX_SAFE_INTEGER, UNBOUND_MEMBERS,
+    resolve_limits_json, Columns, ColumnsOutput, UNBOUND_MEMBERS,
 };
-pub use text::{format_iso_millis, is_iso_utc, now_iso, IDENT_BYTES, PATH_BYTES};
+pub use text::{is_iso_utc, IDENT_BYTES, PATH_BYTES};
 
 #[cfg(test)]
 mod tests;

@@ -466,44 +466,6 @@ fn days_in_month(year: u32, month: u32) -> u32 {
     }
 }
 
-/// The current time as `YYYY-MM-DDTHH:MM:SS.mmmZ` (the shape of JavaScript's `toISOString`).
-pub fn now_iso() -> String {
-    let ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis())
-        .unwrap_or(0);
-    format_iso_millis(u64::try_from(ms).unwrap_or(0))
-}
-
-/// Format milliseconds since the Unix epoch as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
-pub fn format_iso_millis(ms: u64) -> String {
-    let secs = ms / 1000;
-    let millis = ms % 1000;
-    let days = secs / 86_400;
-    let rem = secs % 86_400;
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{millis:03}Z",
-        rem / 3600,
-        (rem % 3600) / 60,
-        rem % 60
-    )
-}
-
-/// Days since 1970-01-01 to a proleptic Gregorian (year, month, day); H. Hinnant's algorithm.
-fn civil_from_days(days: u64) -> (u64, u64, u64) {
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + u64::from(m <= 2);
-    (y, m, d)
-}
-
 /// A JSON array member by index, with a path for messages.
 pub(crate) fn elem_path(base: &str, i: usize) -> String {
     format!("{base}[{i}]")
@@ -632,16 +594,7 @@ mod tests {
         ] {
             assert!(!is_iso_utc(bad), "{bad}");
         }
-        assert_eq!(format_iso_millis(0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(
-            format_iso_millis(951_782_400_123),
-            "2000-02-29T00:00:00.123Z"
-        );
-        assert_eq!(
-            format_iso_millis(1_798_761_599_999),
-            "2026-12-31T23:59:59.999Z"
-        );
-        assert!(is_iso_utc(&now_iso()));
+        assert!(is_iso_utc(&crate::util::time::now_iso()));
     }
 
     #[test]

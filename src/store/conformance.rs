@@ -67,7 +67,7 @@ pub async fn run(store: &dyn CheckpointStore) {
 /// [`run`], for a store that may return object keys in its own order (PostgreSQL jsonb)
 /// when `keeps_key_order` is false.
 pub async fn run_with(store: &dyn CheckpointStore, keeps_key_order: bool) {
-    let run_id = format!("{:x}", std::process::id()) + &now_iso8601();
+    let run_id = format!("{:x}", std::process::id()) + &crate::util::time::now_iso();
     crud(store, &format!("crud-{run_id}"), keeps_key_order).await;
     versions_and_fencing(store, &format!("fence-{run_id}")).await;
     owner_scoping(store, &format!("own-{run_id}")).await;

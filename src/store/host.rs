@@ -24,9 +24,7 @@
 
 use super::model::{check_version, CheckpointKey, ListCheckpoints, Order, SaveCheckpoint};
 use super::wire::key_request;
-use super::{
-    now_iso8601, BoxFuture, Checkpoint, CheckpointStore, Ownership, Page, VALUE_BYTES_HARD,
-};
+use super::{BoxFuture, Checkpoint, CheckpointStore, Ownership, Page, VALUE_BYTES_HARD};
 use crate::error::{PrismError, Result};
 use serde_json::{Map, Value};
 
@@ -141,14 +139,14 @@ fn checkpoint(op: HostOp, v: Value) -> Result<Checkpoint> {
     let num = |name: &str| match obj.get(name) {
         None | Some(Value::Null) => Ok(None),
         Some(v) => crate::json::as_u64(v)
-            .filter(|n| *n <= super::MAX_SAFE_INTEGER)
+            .filter(|n| *n <= crate::util::MAX_SAFE_INTEGER)
             .map(Some)
             .ok_or_else(|| bad(format!("{name} is not a non-negative safe integer"))),
     };
     let text = |name: &str| opt_string(&obj, name).map_err(&bad);
     let version = num("version")?.ok_or_else(|| bad("version is required".into()))?;
     check_version(version).map_err(|_| bad("version is not a positive safe integer".into()))?;
-    let now = now_iso8601();
+    let now = crate::util::time::now_iso();
     let created_at = text("createdAt")?.unwrap_or_else(|| now.clone());
     let updated_at = text("updatedAt")?.unwrap_or_else(|| created_at.clone());
     Ok(Checkpoint {
@@ -239,7 +237,7 @@ impl<C: HostCaller> HostCheckpointStore<C> {
             Outcome::Conflict(m) => Err(PrismError::conflict(m)),
             // A store that resolves to nothing saved what it was given.
             Outcome::Ok(Value::Null) => {
-                let now = now_iso8601();
+                let now = crate::util::time::now_iso();
                 req.apply(None, &now)
             }
             Outcome::Ok(v) => {

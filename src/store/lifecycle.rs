@@ -44,7 +44,7 @@ impl Lifecycle {
     }
 
     fn admission(&self) -> MutexGuard<'_, (bool, usize)> {
-        self.admission.lock().unwrap_or_else(|p| p.into_inner())
+        crate::util::sync::lock(&self.admission)
     }
 
     pub(crate) fn closed_error(&self) -> PrismError {

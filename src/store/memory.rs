@@ -7,8 +7,10 @@ use super::model::{
     value_bytes, value_too_large, Checkpoint, CheckpointKey, ListCheckpoints, Order, Page,
     SaveCheckpoint, PAGE_SIZE_HARD, VALUE_BYTES_HARD,
 };
-use super::{now_iso8601, BoxFuture, CheckpointStore};
+use super::{BoxFuture, CheckpointStore};
 use crate::error::Result;
+use crate::util::caps::{self, Cap};
+use crate::util::time::now_iso;
 use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::Mutex;
@@ -33,7 +35,9 @@ impl MemoryLimits {
         max_value_bytes: Option<u64>,
         max_page_size: Option<u64>,
     ) -> Result<Self> {
-        let pick = super::resolve_cap;
+        let pick = |name: &'static str, v: Option<u64>, default: u64, hard: u64| {
+            caps::resolve(name, v, Cap::new(name, default, hard))
+        };
         let records = pick(
             "maxRecords",
             max_records,
@@ -170,7 +174,7 @@ impl MemoryStore {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         // No code path panics while holding the lock; recover the data if one ever did.
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        crate::util::sync::lock(&self.state)
     }
 
     fn save_sync(&self, req: SaveCheckpoint) -> Result<Checkpoint> {
@@ -179,7 +183,7 @@ impl MemoryStore {
         if bytes > self.limits.max_value_bytes {
             return Err(value_too_large(bytes, self.limits.max_value_bytes));
         }
-        let now = now_iso8601();
+        let now = now_iso();
         let id = id_of(&req.namespace, &req.key, req.owner.owner_key());
         let mut st = self.lock();
         let existing = st.by_id.get(&id);

@@ -60,23 +60,6 @@ pub trait CheckpointStore: Send + Sync {
     ) -> BoxFuture<'a, crate::error::Result<bool>>;
 }
 
-/// An optional store option: absent means `default`; present must be in `1..=hard`, else a
-/// `RangeError` naming the option (limits are never clamped).
-pub(crate) fn resolve_cap(
-    name: &str,
-    value: Option<u64>,
-    default: u64,
-    hard: u64,
-) -> crate::error::Result<u64> {
-    match value {
-        None => Ok(default),
-        Some(v) if (1..=hard).contains(&v) => Ok(v),
-        Some(v) => Err(crate::error::PrismError::range(format!(
-            "{name} must be an integer from 1 to {hard}, got {v}"
-        ))),
-    }
-}
-
 /// `ArtifactError('invalid_input')` with this message (store options, closed stores).
 pub fn invalid(message: impl Into<String>) -> crate::error::PrismError {
     crate::error::PrismError::artifact(crate::error::ArtifactReason::InvalidInput, message)
@@ -97,9 +80,8 @@ pub(crate) mod conformance;
 pub use host::{HostCaller, HostCheckpointStore, HostOp};
 pub use memory::{MemoryLimits, MemoryStore};
 pub use model::{
-    now_iso8601, value_bytes, Checkpoint, CheckpointKey, ListCheckpoints, Order, Ownership, Page,
-    SaveCheckpoint, SignalRef, MAX_SAFE_INTEGER, PAGE_SIZE_DEFAULT, PAGE_SIZE_HARD, PAGE_SIZE_SQL,
-    VALUE_BYTES_HARD,
+    value_bytes, Checkpoint, CheckpointKey, ListCheckpoints, Order, Ownership, Page,
+    SaveCheckpoint, SignalRef, PAGE_SIZE_DEFAULT, PAGE_SIZE_HARD, PAGE_SIZE_SQL, VALUE_BYTES_HARD,
 };
 pub use postgres::{PostgresOptions, PostgresPersistence};
 pub use sqlite::{SqliteOptions, SqlitePersistence};

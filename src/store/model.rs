@@ -12,6 +12,7 @@
 //! - `TypeError`: a wrong JSON type, an unknown field, a NUL character.
 
 use crate::error::{PrismError, Result};
+use crate::util::MAX_SAFE_INTEGER;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -37,9 +38,6 @@ pub const PAGE_SIZE_HARD: u32 = 1000;
 pub const PAGE_SIZE_DEFAULT: u32 = 100;
 /// Largest page of the SQLite and PostgreSQL stores (a larger `limit` gives this many).
 pub const PAGE_SIZE_SQL: u32 = 500;
-/// 2^53 - 1: versions and fencing tokens stay exact JavaScript numbers.
-pub const MAX_SAFE_INTEGER: u64 = 9_007_199_254_740_991;
-
 /// `OwnershipScope`: who a checkpoint belongs to. Native stores scope every key by all
 /// three members (absent and present-but-empty are different owners).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -394,11 +392,6 @@ pub fn value_too_large(bytes: usize, max: usize) -> PrismError {
     PrismError::range(format!(
         "Checkpoint value is {bytes} bytes, more than maxValueBytes ({max})"
     ))
-}
-
-/// Now as ISO-8601 UTC with milliseconds (`2026-07-25T04:10:00.000Z`).
-pub fn now_iso8601() -> String {
-    crate::artifacts::time::format_iso(crate::artifacts::time::now_ms())
 }
 
 #[cfg(test)]

@@ -27,6 +27,7 @@ use super::model::{
 };
 use super::{invalid, BoxFuture, CheckpointStore};
 use crate::error::{PrismError, Result};
+use crate::util::caps::{self, Cap};
 use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, Runtime};
 use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -64,8 +65,8 @@ impl PostgresOptions {
         let mut config = tokio_postgres::Config::from_str(connection_string).map_err(|_| {
             invalid("options.connectionString is not a valid PostgreSQL connection string")
         })?;
-        let range = |name: &str, v: Option<u64>, default: u64, hard: u64| {
-            super::resolve_cap(&format!("options.{name}"), v, default, hard)
+        let range = |name: &'static str, v: Option<u64>, default: u64, hard: u64| {
+            caps::resolve(&format!("options.{name}"), v, Cap::new(name, default, hard))
         };
         let max = range(
             "maxConnections",

@@ -25,8 +25,11 @@ use super::model::{
     value_too_large, Checkpoint, CheckpointKey, ListCheckpoints, Order, Ownership, Page,
     SaveCheckpoint, PAGE_SIZE_SQL, VALUE_BYTES_HARD,
 };
-use super::{invalid, now_iso8601, BoxFuture, CheckpointStore};
+use super::{invalid, BoxFuture, CheckpointStore};
 use crate::error::{ArtifactReason, ErrorKind, PrismError, Result};
+use crate::util::caps::{self, Cap};
+use crate::util::sync::lock;
+use crate::util::time::now_iso;
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{
     params, params_from_iter, Connection, ErrorCode, OpenFlags, OptionalExtension, Row,
@@ -57,12 +60,12 @@ impl SqliteOptions {
         if filename.contains('\0') {
             return Err(invalid("options.filename must not contain NUL characters"));
         }
-        let ms = super::resolve_cap(
-            "options.busyTimeoutMs",
-            busy_timeout_ms,
+        let cap = Cap::new(
+            "busyTimeoutMs",
             Self::DEFAULT_BUSY_TIMEOUT_MS,
             Self::HARD_BUSY_TIMEOUT_MS,
-        )?;
+        );
+        let ms = caps::resolve("options.busyTimeoutMs", busy_timeout_ms, cap)?;
         Ok(Self {
             filename: filename.to_string(),
             busy_timeout: Duration::from_millis(ms),
@@ -330,7 +333,7 @@ impl SqlitePersistence {
         }
         let shared = self.shared.clone();
         let conn = tokio::task::spawn_blocking(move || {
-            let taken = shared.conn.lock().unwrap_or_else(|p| p.into_inner()).take();
+            let taken = lock(&shared.conn).take();
             match taken {
                 Some(c) => c.close().map_err(|(_, e)| db_error(e)),
                 None => Ok(()),
@@ -362,7 +365,7 @@ where
     let gate = shared.life.enter().await?;
     let inner = shared.clone();
     let joined = tokio::task::spawn_blocking(move || {
-        let mut slot = inner.conn.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = lock(&inner.conn);
         if slot.is_none() {
             *slot = Some(open(&inner.options)?);
         }
@@ -407,7 +410,7 @@ fn save_row(
 }
 
 fn save_sync(conn: &mut Connection, req: SaveCheckpoint, texts: SaveTexts) -> Result<Checkpoint> {
-    let now = now_iso8601();
+    let now = now_iso();
     let owner_key = req.owner.owner_key();
     let o = &req.owner;
     let (version, fence) = (to_i64(req.version), req.fencing_token.map(to_i64));

@@ -4,10 +4,11 @@
 
 use super::model::{
     check_version, conflict, CheckpointKey, ListCheckpoints, Order, Ownership, SaveCheckpoint,
-    MAX_SAFE_INTEGER, VALUE_BYTES_HARD,
+    VALUE_BYTES_HARD,
 };
 use crate::error::{PrismError, Result};
 use crate::json::{type_name, Fields};
+use crate::util::MAX_SAFE_INTEGER;
 use serde_json::{Map, Value};
 
 const OWNER: [&str; 3] = ["tenantId", "accountId", "userId"];

@@ -23,10 +23,10 @@ mod sync;
 use options::parse_servers;
 pub use options::{Limits, ServerConfig, LIMITS};
 
-use super::client::lock;
 use super::documents::{language_id, Workspace};
 use crate::error::{LspCode, PrismError, Result};
 use crate::json::Fields;
+use crate::util::sync::lock;
 use rename::RenamePlan;
 use serde_json::Value;
 use session::{Slot, SlotState};

@@ -5,8 +5,9 @@
 use super::{lsp, type_err, Intelligence};
 use crate::error::{LspCode, Result};
 use crate::json::Fields;
-use crate::lsp::client::{lock, uri, Capability, Session};
+use crate::lsp::client::{uri, Capability, Session};
 use crate::lsp::documents::{path_to_uri, Encoding, Text};
+use crate::util::sync::lock;
 use lsp_types::request::{GotoDefinition, HoverRequest, References, WorkspaceSymbolRequest};
 use lsp_types::{
     GotoDefinitionParams, GotoDefinitionResponse, HoverContents, HoverParams, Location,

@@ -2,22 +2,23 @@
 //! entries chosen by the host.
 
 use super::{lsp, type_err};
-use crate::error::{LspCode, PrismError, Result};
+use crate::error::{LspCode, Result};
 use crate::json::{type_name, Fields};
+use crate::util::caps::{self, Cap};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::time::Duration;
 
-/// (name, default, hard) of every cap.
-pub const LIMITS: [(&str, u64, u64); 8] = [
-    ("maxMessageBytes", 4 * 1024 * 1024, 32 * 1024 * 1024),
-    ("maxDiagnosticsPerFile", 200, 1000),
-    ("maxPendingRequests", 32, 128),
-    ("maxResultsPerQuery", 500, 5000),
-    ("requestTimeoutMs", 30_000, 120_000),
-    ("maxServers", 4, 8),
-    ("maxRestartsPerServer", 3, 10),
-    ("restartWindowMs", 60_000, 3_600_000),
+/// Every cap (the names of @arnilo/prism).
+pub const LIMITS: [Cap; 8] = [
+    Cap::new("maxMessageBytes", 4 * 1024 * 1024, 32 * 1024 * 1024),
+    Cap::new("maxDiagnosticsPerFile", 200, 1000),
+    Cap::new("maxPendingRequests", 32, 128),
+    Cap::new("maxResultsPerQuery", 500, 5000),
+    Cap::new("requestTimeoutMs", 30_000, 120_000),
+    Cap::new("maxServers", 4, 8),
+    Cap::new("maxRestartsPerServer", 3, 10),
+    Cap::new("restartWindowMs", 60_000, 3_600_000),
 ];
 
 /// Names this package used before it took @arnilo/prism's, for a helpful error.
@@ -42,46 +43,14 @@ pub struct Limits {
 
 impl Limits {
     pub fn parse(value: Option<&Value>) -> Result<Limits> {
-        let mut got: HashMap<&str, u64> = LIMITS.iter().map(|(n, d, _)| (*n, *d)).collect();
-        if let Some(v) = value {
-            let f = Fields::new(v, "options.limits", type_err)?;
-            for key in f.object().keys() {
-                if !LIMITS.iter().any(|(n, _, _)| n == key) {
-                    let hint = RENAMED_LIMITS
-                        .iter()
-                        .find(|(old, _)| old == key)
-                        .map(|(_, new)| format!(" (it is called {new})"))
-                        .unwrap_or_default();
-                    return Err(type_err(format!(
-                        "options.limits.{key} is not a known limit{hint}"
-                    )));
-                }
-            }
-            for (name, _, hard) in LIMITS {
-                match f.get(name) {
-                    None => {}
-                    Some(Value::Number(n)) => {
-                        let ok = n.as_u64().filter(|x| (1..=hard).contains(x));
-                        match ok {
-                            Some(x) => {
-                                got.insert(name, x);
-                            }
-                            None => {
-                                return Err(PrismError::range(format!(
-                                    "options.limits.{name} must be an integer in 1..{hard}, got {n}"
-                                )))
-                            }
-                        }
-                    }
-                    Some(other) => {
-                        return Err(type_err(format!(
-                            "options.limits.{name} must be a number, got {}",
-                            type_name(other)
-                        )))
-                    }
-                }
-            }
-        }
+        let hint = |key: &str| {
+            RENAMED_LIMITS
+                .iter()
+                .find(|(old, _)| *old == key)
+                .map(|(_, new)| format!("it is called {new}"))
+        };
+        let values = caps::resolve_object("options.limits", value, &LIMITS, hint)?;
+        let got: HashMap<&str, u64> = LIMITS.iter().map(|c| c.name).zip(values).collect();
         let g = |n: &str| got.get(n).copied().unwrap_or(1);
         Ok(Limits {
             max_message: g("maxMessageBytes") as usize,

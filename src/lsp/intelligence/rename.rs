@@ -6,10 +6,11 @@
 use super::{lsp, type_err, Intelligence};
 use crate::error::{LspCode, Result};
 use crate::json::Fields;
-use crate::lsp::client::{lock, Capability, Session};
+use crate::lsp::client::{Capability, Session};
 use crate::lsp::documents::{path_to_uri, Encoding, Text};
 use crate::lsp::edits::{self, TextEdit};
 use crate::lsp::fs::write_atomic;
+use crate::util::sync::lock;
 use lsp_types::request::Rename;
 use lsp_types::{DocumentChangeOperation, DocumentChanges, OneOf, RenameParams, WorkspaceEdit};
 use serde_json::{json, Value};

@@ -5,8 +5,9 @@
 use super::options::ServerConfig;
 use super::{disposed, lsp, Intelligence, GRACE};
 use crate::error::{LspCode, PrismError, Result};
-use crate::lsp::client::{lock, Session, SessionConfig};
+use crate::lsp::client::{Session, SessionConfig};
 use crate::lsp::process::Launch;
+use crate::util::sync::lock;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

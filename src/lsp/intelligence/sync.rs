@@ -4,8 +4,9 @@
 
 use super::{lsp, type_err, Intelligence};
 use crate::error::{LspCode, Result};
-use crate::lsp::client::{lock, uri, OpenDoc, Session};
+use crate::lsp::client::{uri, OpenDoc, Session};
 use crate::lsp::documents::{language_id, line_starts, path_to_uri};
+use crate::util::sync::lock;
 use lsp_types::notification::{DidChangeTextDocument, DidOpenTextDocument};
 use lsp_types::{
     DidChangeTextDocumentParams, DidOpenTextDocumentParams, TextDocumentContentChangeEvent,

@@ -12,11 +12,8 @@ use crate::review::text::{
     check_id, check_ident, check_kind, check_name, check_ref, check_rel_path, check_uri, elem_path,
     input_err, is_hex64, is_iso_utc, limit_err, strip_controls,
 };
+use crate::util::MAX_SAFE_INTEGER;
 use std::borrow::Cow;
-
-/// The largest integer JSON carries exactly (2^53 - 1): counts and sizes above it are
-/// refused, so every number's canonical form is its integer spelling.
-pub const MAX_SAFE_INTEGER: u64 = 9_007_199_254_740_991;
 
 /// A validated, normalized manifest, still borrowing from the input.
 pub(super) struct Parts<'a> {

@@ -17,7 +17,6 @@ pub(crate) mod model;
 pub(crate) mod read;
 
 pub use canonical::{digest_of_manifest_value, UNBOUND_MEMBERS};
-pub use finish::MAX_SAFE_INTEGER;
 
 use super::limits::{ReviewLimits, MANIFEST_INPUT_BYTES};
 use super::text::limit_err;

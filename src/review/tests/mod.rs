@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::error::{ErrorKind, PrismError, ReviewCode};
+use crate::util::MAX_SAFE_INTEGER;
 use serde_json::{json, Value};
 
 mod accept;

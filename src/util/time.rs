@@ -39,6 +39,11 @@ fn civil_from_days(z: i64) -> (i64, i64, i64) {
 /// Largest accepted instant (year 9999), so every value formats as four-digit years.
 const MAX_MS: i64 = 253_402_300_799_999;
 
+/// Now as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
+pub fn now_iso() -> String {
+    format_iso(now_ms())
+}
+
 /// `YYYY-MM-DDTHH:MM:SS.mmmZ` of `ms` (clamped to years 0000..=9999).
 pub fn format_iso(ms: i64) -> String {
     let ms = ms.clamp(-62_167_219_200_000, MAX_MS);
