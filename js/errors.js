@@ -54,15 +54,15 @@ class LanguageIntelligenceError extends Error {
 }
 defineName(LanguageIntelligenceError, 'LanguageIntelligenceError')
 
-/** Artifact body store failure codes by reason, as @arnilo/prism exports them. */
-const ARTIFACT_BODY_ERROR_CODES = Object.freeze({
-  OWNERSHIP: 'ERR_PRISM_ARTIFACT_BODY_OWNERSHIP',
-  HASH_MISMATCH: 'ERR_PRISM_ARTIFACT_BODY_HASH_MISMATCH',
-  SIZE_MISMATCH: 'ERR_PRISM_ARTIFACT_BODY_SIZE_MISMATCH',
-  MIME_MISMATCH: 'ERR_PRISM_ARTIFACT_BODY_MIME_MISMATCH',
-  HELD: 'ERR_PRISM_ARTIFACT_BODY_HELD',
-  STORE: 'ERR_PRISM_ARTIFACT_BODY_STORE',
-})
+/**
+ * Artifact body store failure codes by reason, as @arnilo/prism exports them; the reasons
+ * are Rust's (`BodyCode` in src/error.rs).
+ */
+const ARTIFACT_BODY_ERROR_CODES = Object.freeze(
+  Object.fromEntries(
+    JSON.parse(require('./native.js').errorTables()).bodyCodes.map((r) => [r, `ERR_PRISM_ARTIFACT_BODY_${r}`]),
+  ),
+)
 
 /**
  * Artifact body store failures: `(message, reason)` with `reason` one of the keys of

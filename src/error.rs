@@ -32,6 +32,8 @@ macro_rules! string_enum {
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub enum $name { $($variant),+ }
         impl $name {
+            /// Every value, in declaration order.
+            pub const ALL: &'static [Self] = &[$(Self::$variant),+];
             /// The wire spelling.
             pub fn as_str(self) -> &'static str {
                 match self { $(Self::$variant => $text),+ }

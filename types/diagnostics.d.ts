@@ -58,9 +58,9 @@ export interface NormalizeDiagnosticsOptions {
   readonly workspaceRoot: string
   /** Non-negative safe integer stamped on every entry. */
   readonly generation: number
-  /** Valid entries kept per file, first come first kept: 1..5000, default 500. */
+  /** Valid entries kept per file, first come first kept. Default 500, hard 5000. */
   readonly maxDiagnosticsPerFile?: number
-  /** Message cap in UTF-8 bytes (cut on a character boundary, no suffix): 1..16384, default 4096. */
+  /** Message cap in UTF-8 bytes (cut on a character boundary, no suffix). Default 4096, hard 16384. */
   readonly maxMessageBytes?: number
 }
 

@@ -132,12 +132,12 @@ export type CodingPatchReview = {
 export type CodingReviewLimits = {
   /**
    * Check summaries in one manifest, and 250 changed paths and 250 diffstat rows per
-   * revision: 8 / 32 (so 2000 / 8000 paths).
+   * revision. Default 8, hard 32 (so 2000 / 8000 paths).
    */
   readonly maxRevisions?: number
-  /** Diagnostic summary rows in one manifest: 500 / 5000. */
+  /** Diagnostic summary rows in one manifest. Default 500, hard 5000. */
   readonly maxDiagnostics?: number
-  /** Bytes of the manifest's JSON (`JSON.stringify(review)`): 65536 / 262144. */
+  /** Bytes of the manifest's JSON (`JSON.stringify(review)`). Default 64 KiB, hard 256 KiB. */
   readonly maxManifestBytes?: number
 }
 

@@ -145,7 +145,7 @@ export declare function createMemoryCheckpointStore(options?: MemoryCheckpointSt
 export interface SqlitePersistenceOptions {
   /** Path of the database file (created when missing), or `":memory:"`. */
   readonly filename: string
-  /** How long a write waits for another process's lock, in ms. Default 5000, `1..600000` (else `RangeError`). */
+  /** How long a write waits for another process's lock, in ms. Default 5000, hard 600000 (`RangeError` outside `1..hard`). */
   readonly busyTimeoutMs?: number
 }
 
@@ -177,11 +177,11 @@ export interface PostgresPersistenceOptions {
    * are unencrypted (no TLS in this build). It never appears in an error message.
    */
   readonly connectionString: string
-  /** Pool size. Default 10, `1..100` (else `RangeError`). */
+  /** Pool size. Default 10, hard 100 (`RangeError` outside `1..hard`). */
   readonly maxConnections?: number
   /** Schema holding the tables: a plain identifier. Default `"public"`. */
   readonly schema?: string
-  /** Connect and pool-wait timeout in ms. Default 10 000, `1..600000` (else `RangeError`). */
+  /** Connect and pool-wait timeout in ms. Default 10 000, hard 600000 (`RangeError` outside `1..hard`). */
   readonly connectTimeoutMs?: number
 }
 

@@ -12,4 +12,4 @@ pub use route::{
     decode_id, match_route, route_error_response, validate_base_path, Operation, Route, RouteError,
     DEFAULT_BASE_PATH, MAX_ID_BYTES,
 };
-pub use status::{status_for_reason, status_for_reason_str, HttpError, ALL_REASONS};
+pub use status::{status_for_reason, status_for_reason_str, HttpError};

@@ -20,31 +20,6 @@ impl HttpError {
     }
 }
 
-/// Every `ArtifactError.reason`, so the JS layer can build its table once.
-pub const ALL_REASONS: [ArtifactReason; 21] = [
-    ArtifactReason::InvalidInput,
-    ArtifactReason::InvalidId,
-    ArtifactReason::Ownership,
-    ArtifactReason::NotFound,
-    ArtifactReason::NotValidated,
-    ArtifactReason::Conflict,
-    ArtifactReason::TooManyArtifacts,
-    ArtifactReason::TooManyRevisions,
-    ArtifactReason::TooManyCitations,
-    ArtifactReason::RecordTooLarge,
-    ArtifactReason::PreviewTooLarge,
-    ArtifactReason::CitationTooLarge,
-    ArtifactReason::MimeTooLarge,
-    ArtifactReason::HashTooLarge,
-    ArtifactReason::UriTooLarge,
-    ArtifactReason::NoteTooLarge,
-    ArtifactReason::TitleTooLarge,
-    ArtifactReason::UnsafeUri,
-    ArtifactReason::InvalidLink,
-    ArtifactReason::LinkExpired,
-    ArtifactReason::LinkTooLarge,
-];
-
 /// The HTTP status for an `ArtifactError` reason:
 /// 400 bad input, 401 bad link signature, 403 ownership, 404 not found / not validated,
 /// 409 conflict, 410 expired link, 422 too many artifacts or revisions.
@@ -67,7 +42,7 @@ pub fn status_for_reason(reason: ArtifactReason) -> u16 {
 /// The status for a reason given as text; `None` for an unknown reason (the JS layer
 /// treats an unknown reason as an internal error and never echoes its message).
 pub fn status_for_reason_str(reason: &str) -> Option<u16> {
-    ALL_REASONS
+    ArtifactReason::ALL
         .iter()
         .find(|r| r.as_str() == reason)
         .map(|r| status_for_reason(*r))
@@ -96,13 +71,13 @@ mod tests {
 
     #[test]
     fn every_reason_is_a_4xx() {
-        for r in ALL_REASONS {
+        for &r in ArtifactReason::ALL {
             let s = status_for_reason(r);
             assert!((400..500).contains(&s), "{r} -> {s}");
         }
-        let mut names: Vec<_> = ALL_REASONS.iter().map(|r| r.as_str()).collect();
+        let mut names: Vec<_> = ArtifactReason::ALL.iter().map(|r| r.as_str()).collect();
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), ALL_REASONS.len());
+        assert_eq!(names.len(), ArtifactReason::ALL.len());
     }
 }

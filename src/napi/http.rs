@@ -72,7 +72,7 @@ pub fn http_check_body(
 pub fn http_status_table() -> napi::Result<String> {
     guard(|| {
         let mut reasons = serde_json::Map::new();
-        for r in http::ALL_REASONS {
+        for &r in crate::error::ArtifactReason::ALL {
             reasons.insert(r.as_str().into(), http::status_for_reason(r).into());
         }
         let mut ops = serde_json::Map::new();

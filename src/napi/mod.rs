@@ -104,6 +104,25 @@ where
     }
 }
 
+/// The codes and reasons of every error class, from the enums that produce them: the JS
+/// layer builds `ARTIFACT_BODY_ERROR_CODES` from it and a test compares it with the typings.
+#[napi_derive::napi]
+pub fn error_tables() -> napi::Result<String> {
+    use crate::error::{ArtifactReason, BodyCode, LspCode, ReviewCode};
+    fn all<T: Copy>(values: &[T], text: fn(T) -> &'static str) -> Vec<&'static str> {
+        values.iter().map(|v| text(*v)).collect()
+    }
+    guard(|| {
+        Ok(serde_json::json!({
+            "artifactReasons": all(ArtifactReason::ALL, ArtifactReason::as_str),
+            "reviewCodes": all(ReviewCode::ALL, ReviewCode::as_str),
+            "lspCodes": all(LspCode::ALL, LspCode::as_str),
+            "bodyCodes": all(BodyCode::ALL, BodyCode::as_str),
+        })
+        .to_string())
+    })
+}
+
 /// Test hook: panics on purpose so tests can prove a panic never reaches the process.
 #[napi_derive::napi]
 pub fn debug_panic(kind: String) -> napi::Result<String> {
