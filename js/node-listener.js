@@ -24,7 +24,7 @@ function jsonTextResponse(text, status) {
 }
 
 
-const HOST_RE = /^[A-Za-z0-9.\-]+(:[0-9]{1,5})?$|^\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?$/
+const HOST_RE = /^[A-Za-z0-9.-]+(:[0-9]{1,5})?$|^\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?$/
 
 function plainFailure(res, status, code, message) {
   if (res.headersSent || res.destroyed) {

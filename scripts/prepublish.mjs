@@ -17,7 +17,7 @@
 // package; the packed file list has no binary, tests, sources or build output.
 import { execFileSync } from 'node:child_process'
 import { copyFileSync, existsSync, openSync, readSync, closeSync, readFileSync, statSync } from 'node:fs'
-import { join, dirname, relative, resolve } from 'node:path'
+import { join, dirname, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { parseTriple } from '@napi-rs/cli'
 
