@@ -1,5 +1,5 @@
-// The README's quick start is what CI runs, word for word, and the command-line section
-// documents every command the program knows.
+// The README's quick start is what CI runs, word for word, and the command-line page
+// (docs/cli.md) documents every command the program knows.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
@@ -35,15 +35,16 @@ test('the quick start is the first section, on the first screen, with two comman
   assert.ok(ci.indexOf(commands[0]) < ci.indexOf(commands[1]), 'the demo runs before the tests')
 })
 
-test('the command-line section documents every command of the help text', () => {
+test('the command-line page documents every command of the help text', () => {
   const help = spawnSync(process.execPath, [join(root, 'bin', 'prism-review.mjs'), 'help'], { encoding: 'utf8' })
   assert.equal(help.status, 0)
   const commands = [...help.stdout.matchAll(/^ {2}([a-z]+) {2,}/gm)].map((m) => m[1])
   assert.deepEqual(commands, ['demo', 'review', 'status', 'approve', 'reject', 'log', 'serve', 'help'])
-  const doc = section('Command line')
-  for (const c of commands) assert.match(doc, new RegExp('^\\|.*`' + c + '[` ]', 'm'), `README does not document "${c}"`)
+  assert.match(section('Command line'), /\(docs\/cli\.md\)/, 'the README links the command-line page')
+  const doc = readFileSync(join(root, 'docs', 'cli.md'), 'utf8')
+  for (const c of commands) assert.match(doc, new RegExp('^\\|.*`' + c + '[` ]', 'm'), `docs/cli.md does not document "${c}"`)
   for (const flag of [...help.stdout.matchAll(/^ {2}(?:-h, )?(--[a-z-]+)/gm)].map((m) => m[1])) {
-    assert.ok(doc.includes(flag), `README does not mention ${flag}`)
+    assert.ok(doc.includes(flag), `docs/cli.md does not mention ${flag}`)
   }
   const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
   assert.equal(pkg.bin['prism-review'], 'bin/prism-review.mjs')

@@ -92,6 +92,8 @@ test('the root tarball holds only what users need', () => {
   // Every module the entry points load is shipped.
   for (const f of readdirSync(join(root, 'js'))) assert.ok(rootPack.files.includes(`js/${f}`), `js/${f} is not shipped`)
   for (const f of readdirSync(join(root, 'types'))) assert.ok(rootPack.files.includes(`types/${f}`), `types/${f} is not shipped`)
+  // The README links the API pages: they ship with it.
+  for (const f of readdirSync(join(root, 'docs'))) assert.ok(rootPack.files.includes(`docs/${f}`), `docs/${f} is not shipped`)
   assert.deepEqual(published.files, rootPack.files)
 })
 

@@ -36,6 +36,7 @@ export const ROOT_FILES = [
   /^bin\/lib\/[^/]+\.mjs$/,
   /^js\/[^/]+\.js$/,
   /^types\/[^/]+\.d\.ts$/,
+  /^docs\/[^/]+\.md$/,
 ]
 
 /** The platform packages `napi prepublish` derives from `napi.targets`. */
