@@ -16,6 +16,7 @@
 mod artifacts;
 mod credentials;
 mod diagnostics;
+mod drafts;
 mod http;
 mod lsp;
 mod redaction;
