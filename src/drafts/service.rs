@@ -20,9 +20,7 @@ use crate::artifacts::redact::SecretRedactor;
 use crate::artifacts::{input as ainput, time, AbortFlag};
 use crate::error::{ErrorKind, PrismError, Result, WorkDraftReason as R};
 use crate::json::Fields;
-use crate::store::{
-    Checkpoint, CheckpointKey, CheckpointStore, ListCheckpoints, Ownership, SaveCheckpoint,
-};
+use crate::store::{Checkpoint, CheckpointKey, CheckpointStore, Ownership, SaveCheckpoint};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeSet;
 use std::sync::Arc;

@@ -2,7 +2,7 @@
 //! PostgreSQL and host stores too).
 
 use super::*;
-use crate::store::{MemoryLimits, MemoryStore};
+use crate::store::{ListCheckpoints, MemoryLimits, MemoryStore};
 use serde_json::json;
 
 fn service_with(
