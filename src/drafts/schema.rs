@@ -19,6 +19,46 @@ impl boon::UrlLoader for NoLoader {
     }
 }
 
+/// Compiled schemas by the digest of their canonical JSON, so a draft's schema compiles
+/// once per service, not once per edit. Bounded: past [`CACHE_SIZE`] entries it starts over.
+#[derive(Default)]
+pub struct Cache {
+    map: std::sync::Mutex<std::collections::HashMap<String, std::sync::Arc<Compiled>>>,
+}
+
+/// Most compiled schemas a [`Cache`] keeps.
+pub const CACHE_SIZE: usize = 64;
+
+impl Cache {
+    /// The compiled `schema` (compiled now when it is not cached).
+    pub fn get(&self, schema: &Value, max_bytes: u64) -> Result<std::sync::Arc<Compiled>> {
+        check_size(schema, max_bytes)?;
+        let key = crate::json::canonical_digest(schema);
+        if let Some(c) = self.map.lock().ok().and_then(|m| m.get(&key).cloned()) {
+            return Ok(c);
+        }
+        let compiled = std::sync::Arc::new(Compiled::compile(schema, max_bytes)?);
+        if let Ok(mut m) = self.map.lock() {
+            if m.len() >= CACHE_SIZE {
+                m.clear();
+            }
+            m.insert(key, compiled.clone());
+        }
+        Ok(compiled)
+    }
+}
+
+fn check_size(schema: &Value, max_bytes: u64) -> Result<()> {
+    let n = crate::store::value_bytes(schema);
+    if n as u64 > max_bytes {
+        return Err(werr(
+            R::PayloadTooLarge,
+            format!("input.schema is {n} bytes; the cap is {max_bytes}"),
+        ));
+    }
+    Ok(())
+}
+
 /// A compiled schema.
 pub struct Compiled {
     schemas: boon::Schemas,
@@ -35,13 +75,7 @@ impl Compiled {
                 "input.schema must be a JSON Schema (an object or a boolean)",
             ));
         }
-        let n = crate::store::value_bytes(schema);
-        if n as u64 > max_bytes {
-            return Err(werr(
-                R::PayloadTooLarge,
-                format!("input.schema is {n} bytes; the cap is {max_bytes}"),
-            ));
-        }
+        check_size(schema, max_bytes)?;
         let mut schemas = boon::Schemas::new();
         let mut compiler = boon::Compiler::new();
         compiler.set_default_draft(boon::Draft::V2020_12);

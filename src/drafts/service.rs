@@ -80,6 +80,7 @@ pub struct WorkDraftService {
     redactor: Arc<SecretRedactor>,
     policy: Option<Arc<dyn RecipientPolicy>>,
     config: DraftConfig,
+    schemas: super::schema::Cache,
 }
 
 /// Identity-derived context of one request.
@@ -176,6 +177,7 @@ impl WorkDraftService {
             redactor,
             policy,
             config,
+            schemas: super::schema::Cache::default(),
         }
     }
 

@@ -2,7 +2,7 @@
 
 use super::super::model::{Decision, Draft, Execution, Status};
 use super::super::recipients::RecipientSpec;
-use super::super::{payload, schema, werr};
+use super::super::{payload, werr};
 use super::{name, new_id, text, Ctx, Outcome, WorkDraftService};
 use crate::artifacts::AbortFlag;
 use crate::error::{PrismError, Result, WorkDraftReason as R};
@@ -54,7 +54,7 @@ impl WorkDraftService {
             .ok_or_else(|| f.fail("payload", "is required (an object)"))?;
         payload::check(body, "input.payload", R::InvalidInput, &l)?;
         let compiled = match f.get("schema") {
-            Some(s) => Some(schema::Compiled::compile(s, l.schema_bytes())?),
+            Some(s) => Some(self.schemas.get(s, l.schema_bytes())?),
             None => None,
         };
         if let Some(c) = &compiled {
@@ -289,7 +289,8 @@ impl WorkDraftService {
         }
         payload::check_immutable(previous, edited)?;
         if let Some(s) = &d.schema {
-            schema::Compiled::compile(s, crate::drafts::DraftLimits::hard().schema_bytes())?
+            self.schemas
+                .get(s, crate::drafts::DraftLimits::hard().schema_bytes())?
                 .validate(edited)?;
         }
         let addresses = self.spec_of(d)?.check_edit(previous, edited)?;
