@@ -176,7 +176,7 @@ test('schema violations, recipient escalation and immutable fields fail closed; 
   const base = { to: ['ann@example.test'], subject: 's' }
   for (const [edit, reason, pointer] of [
     [{ ...base, subject: 31337 }, 'schema_violation', '/subject'],
-    [{ to: ['ann@example.test'] }, 'schema_violation', '/'],
+    [{ to: ['ann@example.test'] }, 'schema_violation', '/subject'],
     [{ ...base, bcc: ['mallory@evil.test'] }, 'schema_violation', '/bcc'],
     [{ ...base, to: [] }, 'schema_violation', '/to'],
     [{ ...base, to: ['ann@example.test', 'mallory@evil.test'] }, 'recipient_escalation'],

@@ -190,6 +190,9 @@ function createWorkDraftService(store, options) {
     }
     if (hostRedactor) {
       const { ownership, ...request } = rest
+      if (ownership !== undefined && JSON.stringify(await hostRedact(ownership, 'ownership')) !== JSON.stringify(ownership)) {
+        throw invalidInput('input.ownership holds a registered secret')
+      }
       const redacted = await hostRedact(request, 'request')
       if (!isObject(redacted)) throw invalidInput('the host redactor must return the request as an object')
       rest = ownership === undefined ? redacted : { ownership, ...redacted }

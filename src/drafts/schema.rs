@@ -113,10 +113,14 @@ impl Compiled {
             leaf = c;
         }
         let mut pointer = leaf.instance_location.to_string();
-        if let boon::ErrorKind::AdditionalProperties { got } = &leaf.kind {
-            if let Some(k) = got.first() {
-                pointer = format!("{pointer}/{}", super::payload::escape(k));
-            }
+        // Name the offending member: an unexpected key, or the first missing one.
+        let member = match &leaf.kind {
+            boon::ErrorKind::AdditionalProperties { got } => got.first().map(|k| k.to_string()),
+            boon::ErrorKind::Required { want } => want.first().map(|k| k.to_string()),
+            _ => None,
+        };
+        if let Some(k) = member {
+            pointer = format!("{pointer}/{}", super::payload::escape(&k));
         }
         if pointer.is_empty() {
             pointer = "/".into();
@@ -179,7 +183,7 @@ mod tests {
         let m = violation(json!({ "to": [], "secret-key": "hunter2" })).unwrap();
         assert!(m.contains("/secret-key") && !m.contains("hunter2"), "{m}");
         let m = violation(json!({})).unwrap();
-        assert!(m.contains("required"), "{m}");
+        assert!(m.contains("/to") && m.contains("required"), "{m}");
     }
 
     #[test]
