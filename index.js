@@ -12,6 +12,7 @@ module.exports = {
   LanguageIntelligenceError: errors.LanguageIntelligenceError,
   ArtifactBodyStoreError: errors.ArtifactBodyStoreError,
   ARTIFACT_BODY_ERROR_CODES: errors.ARTIFACT_BODY_ERROR_CODES,
+  WorkDraftError: errors.WorkDraftError,
 
   // coding patch review
   ...require('./js/review.js'),
@@ -25,8 +26,12 @@ module.exports = {
   // artifact review service
   ...require('./js/artifacts.js'),
 
+  // business action drafts
+  ...require('./js/drafts.js'),
+
   // HTTP adapter
   ...require('./js/http.js'),
+  ...require('./js/drafts-http.js'),
   ...require('./js/node-listener.js'),
 
   // credential redaction for free text

@@ -12,6 +12,7 @@ export const {
   LanguageIntelligenceError,
   ArtifactBodyStoreError,
   ARTIFACT_BODY_ERROR_CODES,
+  WorkDraftError,
 } = cjs
 
 // coding patch review
@@ -36,6 +37,16 @@ export const {
   checkCitationIntegrity,
   citationBindingDigest,
   approvalEvidenceIntact,
+} = cjs
+
+// business action drafts
+export const {
+  WORK_DRAFT_CHECKPOINT_NAMESPACE,
+  WORK_DRAFT_ERROR_REASONS,
+  createWorkDraftService,
+  createWorkDraftHandler,
+  draftPayloadDigest,
+  resolveWorkDraftLimits,
 } = cjs
 
 // HTTP adapter

@@ -51,6 +51,8 @@ test('error reasons and codes in the typings are exactly the native ones', () =>
   assert.deepEqual(union(errors, 'ArtifactBodyErrorCode'), [...tables.bodyCodes].sort())
   assert.deepEqual(union(errors, 'ArtifactBodyStoreErrorCode'), prefixed('ERR_PRISM_ARTIFACT_BODY_', tables.bodyCodes))
   assert.deepEqual(Object.keys(prism.ARTIFACT_BODY_ERROR_CODES).sort(), [...tables.bodyCodes].sort())
+  assert.deepEqual(union(typings('drafts.d.ts'), 'WorkDraftErrorReason'), [...tables.workDraftReasons].sort())
+  assert.deepEqual([...prism.WORK_DRAFT_ERROR_REASONS].sort(), [...tables.workDraftReasons].sort())
 })
 
 const resolvers = [
@@ -58,6 +60,7 @@ const resolvers = [
   ['review.d.ts', 'CodingReviewLimits', (l) => prism.resolveCodingReviewLimits(l)],
   ['diagnostics.d.ts', 'NormalizeDiagnosticsOptions', (l) => prism.resolveDiagnosticsLimits(l)],
   ['lsp.d.ts', 'LanguageIntelligenceLimits', (l) => prism.resolveLanguageIntelligenceLimits(l)],
+  ['drafts.d.ts', 'WorkDraftLimits', (l) => prism.resolveWorkDraftLimits(l)],
 ]
 
 for (const [file, name, resolve] of resolvers) {

@@ -77,6 +77,19 @@ class ArtifactBodyStoreError extends Error {
 }
 defineName(ArtifactBodyStoreError, 'ArtifactBodyStoreError')
 
+/**
+ * Work draft failures: `code` "ERR_PRISM_WORK_DRAFT" and a `reason` (the native table,
+ * `WORK_DRAFT_ERROR_REASONS`). The constructor takes `(message, reason)` as ArtifactError's.
+ */
+class WorkDraftError extends Error {
+  constructor(message, reason, options) {
+    super(message, options)
+    this.code = 'ERR_PRISM_WORK_DRAFT'
+    this.reason = reason
+  }
+}
+defineName(WorkDraftError, 'WorkDraftError')
+
 function withCode(error, code) {
   error.code = code
   return error
@@ -95,6 +108,8 @@ function fromPayload(p) {
       return new LanguageIntelligenceError(p.code, p.message)
     case 'ArtifactBodyStoreError':
       return new ArtifactBodyStoreError(p.message, String(p.code).slice('ERR_PRISM_ARTIFACT_BODY_'.length))
+    case 'WorkDraftError':
+      return new WorkDraftError(p.message, p.reason)
     case 'RangeError':
       return withCode(new RangeError(p.message), p.code)
     case 'TypeError':
@@ -182,6 +197,7 @@ module.exports = {
   LanguageIntelligenceError,
   ArtifactBodyStoreError,
   ARTIFACT_BODY_ERROR_CODES,
+  WorkDraftError,
   translate,
   fromPayload,
   callNative,

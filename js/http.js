@@ -370,3 +370,21 @@ async function jsonResponse(ctx, status, value) {
 }
 
 module.exports = { createArtifactHandler }
+
+// Internal helpers shared with the work draft handler (js/drafts-http.js): the request
+// size rule, body reading, authorization, abort racing and responses. Non-enumerable, so
+// index.js (which spreads this module) does not export them.
+for (const [name, value] of Object.entries({
+  HttpFailure,
+  checkContentLength,
+  readBody,
+  authorizeRequest,
+  raced,
+  listQuery,
+  toFailure,
+  failureResponse,
+  jsonResponse,
+  clip,
+})) {
+  Object.defineProperty(module.exports, name, { value, enumerable: false })
+}

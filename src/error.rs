@@ -18,6 +18,8 @@ pub enum ErrorKind {
     Lsp(LspCode),
     /// `ArtifactBodyStoreError` with `ERR_PRISM_ARTIFACT_BODY_<code>`.
     Body(BodyCode),
+    /// `WorkDraftError` with `code: "ERR_PRISM_WORK_DRAFT"` and this `reason`.
+    WorkDraft(WorkDraftReason),
     /// A JavaScript `RangeError` (a limit outside `1..hard`).
     Range,
     /// A JavaScript `TypeError` (an argument of the wrong type where no domain error fits).
@@ -107,6 +109,23 @@ string_enum!(
     }
 );
 
+string_enum!(
+    /// `WorkDraftError.reason`.
+    WorkDraftReason {
+        InvalidInput => "invalid_input",
+        MalformedEdit => "malformed_edit",
+        SchemaViolation => "schema_violation",
+        RecipientEscalation => "recipient_escalation",
+        ImmutableField => "immutable_field",
+        NotFound => "not_found",
+        Conflict => "conflict",
+        NotApproved => "not_approved",
+        AlreadyExecuted => "already_executed",
+        TooManyRevisions => "too_many_revisions",
+        PayloadTooLarge => "payload_too_large",
+    }
+);
+
 /// The single error type of the core.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
@@ -134,6 +153,9 @@ impl PrismError {
     pub fn body(code: BodyCode, message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Body(code), message)
     }
+    pub fn work_draft(reason: WorkDraftReason, message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::WorkDraft(reason), message)
+    }
     pub fn conflict(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::CheckpointConflict, message)
     }
@@ -155,6 +177,7 @@ impl PrismError {
             ErrorKind::Review(_) => "CodingPatchReviewError",
             ErrorKind::Lsp(_) => "LanguageIntelligenceError",
             ErrorKind::Body(_) => "ArtifactBodyStoreError",
+            ErrorKind::WorkDraft(_) => "WorkDraftError",
             ErrorKind::Range => "RangeError",
             ErrorKind::Type => "TypeError",
             ErrorKind::Internal => "Error",
@@ -169,6 +192,7 @@ impl PrismError {
             ErrorKind::Review(c) => format!("ERR_PRISM_REVIEW_{c}"),
             ErrorKind::Lsp(c) => format!("ERR_PRISM_LSP_{c}"),
             ErrorKind::Body(c) => format!("ERR_PRISM_ARTIFACT_BODY_{c}"),
+            ErrorKind::WorkDraft(_) => "ERR_PRISM_WORK_DRAFT".into(),
             ErrorKind::Range => "ERR_OUT_OF_RANGE".into(),
             ErrorKind::Type => "ERR_INVALID_ARG_TYPE".into(),
             ErrorKind::Internal => "ERR_PRISM_INTERNAL".into(),
@@ -179,6 +203,7 @@ impl PrismError {
     pub fn reason(&self) -> Option<&'static str> {
         match self.kind {
             ErrorKind::Artifact(r) => Some(r.as_str()),
+            ErrorKind::WorkDraft(r) => Some(r.as_str()),
             _ => None,
         }
     }

@@ -9,6 +9,7 @@
 pub mod artifacts;
 pub mod credentials;
 pub mod diagnostics;
+pub mod drafts;
 pub mod error;
 pub mod http;
 pub mod json;

@@ -4,6 +4,7 @@
 //! and the body are acceptable, and which status an error becomes.
 
 pub mod body;
+pub mod drafts;
 pub mod route;
 pub mod status;
 

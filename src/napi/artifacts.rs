@@ -35,7 +35,7 @@ fn text_of(v: &Value) -> Result<String> {
 /// caller's signal in `js/store.js`'s registry, so host stores receive it as `signal`.
 #[napi]
 pub struct ArtifactAbortFlag {
-    inner: AbortFlag,
+    pub(crate) inner: AbortFlag,
 }
 
 #[napi]

@@ -16,6 +16,7 @@
 mod artifacts;
 mod credentials;
 mod diagnostics;
+mod drafts;
 mod http;
 mod lsp;
 mod redaction;
@@ -108,7 +109,7 @@ where
 /// layer builds `ARTIFACT_BODY_ERROR_CODES` from it and a test compares it with the typings.
 #[napi_derive::napi]
 pub fn error_tables() -> napi::Result<String> {
-    use crate::error::{ArtifactReason, BodyCode, LspCode, ReviewCode};
+    use crate::error::{ArtifactReason, BodyCode, LspCode, ReviewCode, WorkDraftReason};
     fn all<T: Copy>(values: &[T], text: fn(T) -> &'static str) -> Vec<&'static str> {
         values.iter().map(|v| text(*v)).collect()
     }
@@ -118,6 +119,7 @@ pub fn error_tables() -> napi::Result<String> {
             "reviewCodes": all(ReviewCode::ALL, ReviewCode::as_str),
             "lspCodes": all(LspCode::ALL, LspCode::as_str),
             "bodyCodes": all(BodyCode::ALL, BodyCode::as_str),
+            "workDraftReasons": all(WorkDraftReason::ALL, WorkDraftReason::as_str),
         })
         .to_string())
     })
