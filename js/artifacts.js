@@ -10,7 +10,8 @@
 // sees redacted data.
 
 const native = require('./native.js')
-const { ArtifactError, callNative, callNativeAsync, toJson, typeError, describe, isObject } = require('./errors.js')
+const { invoke } = require('./calls.js')
+const { ArtifactError, callNative, toJson, typeError, describe, isObject } = require('./errors.js')
 const { toStoreHandle, registerSignal, releaseSignal } = require('./store.js')
 const { createSecretRedactor, nativeRedactors } = require('./redaction.js')
 // The service's method names and the checkpoint namespace: Rust's (src/artifacts/).
@@ -134,7 +135,7 @@ function createArtifactService(store, options) {
     signal?.addEventListener('abort', onAbort, { once: true })
     let text
     try {
-      text = await callNativeAsync(() => handle.call(op, json, flag))
+      text = await invoke((port, token) => handle.start(port, op, json, flag, token))
     } catch (err) {
       if (signal?.aborted) throw signal.reason
       if (hostRedactor && err instanceof ArtifactError) {

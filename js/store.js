@@ -11,6 +11,7 @@
 // functions, and the artifact service's AbortSignal reaches it as `signal`.
 
 const native = require('./native.js')
+const { invoke } = require('./calls.js')
 const { ArtifactError, CheckpointConflictError, callNative, callNativeAsync, toJson, typeError, describe, isObject } = require('./errors.js')
 
 const METHODS = ['saveCheckpoint', 'loadCheckpoint', 'listCheckpoints', 'deleteCheckpoint']
@@ -41,16 +42,19 @@ function inputJson(method, input) {
   return toJson(rest, (m) => new CheckpointConflictError(`Checkpoint value must be JSON serializable: ${m}`))
 }
 
+const SAVE = 0
+const LOAD = 1
+const LIST = 2
+const DELETE = 3
+
 /** A native store: a plain object of four closures over `handle`. */
 function wrapHandle(handle) {
+  const call = (op, json) => invoke((port, token) => handle.start(port, op, json, token))
   const store = {
-    saveCheckpoint: async (input) =>
-      JSON.parse(await callNativeAsync((j) => handle.saveCheckpoint(j), inputJson('saveCheckpoint', input))),
-    loadCheckpoint: async (input) =>
-      JSON.parse(await callNativeAsync((j) => handle.loadCheckpoint(j), inputJson('loadCheckpoint', input))),
-    listCheckpoints: async (input = {}) =>
-      JSON.parse(await callNativeAsync((j) => handle.listCheckpoints(j), inputJson('listCheckpoints', input))),
-    deleteCheckpoint: async (input) => callNativeAsync((j) => handle.deleteCheckpoint(j), inputJson('deleteCheckpoint', input)),
+    saveCheckpoint: async (input) => JSON.parse(await call(SAVE, inputJson('saveCheckpoint', input))),
+    loadCheckpoint: async (input) => JSON.parse(await call(LOAD, inputJson('loadCheckpoint', input))),
+    listCheckpoints: async (input = {}) => JSON.parse(await call(LIST, inputJson('listCheckpoints', input))),
+    deleteCheckpoint: async (input) => JSON.parse(await call(DELETE, inputJson('deleteCheckpoint', input))),
   }
   for (const m of METHODS) methodHandles.set(store[m], handle)
   return store
