@@ -31,7 +31,7 @@ use rusqlite::types::Value as SqlValue;
 use rusqlite::{
     params, params_from_iter, Connection, ErrorCode, OpenFlags, OptionalExtension, Row,
 };
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Options of [`SqlitePersistence::new`].
@@ -71,9 +71,11 @@ impl SqliteOptions {
 }
 
 struct Shared {
+    #[cfg_attr(not(test), allow(dead_code))]
     options: SqliteOptions,
-    /// `None` before the first operation opens it, and after close.
-    conn: Mutex<Option<Connection>>,
+    /// The writer thread and the reader pool ([`conns`]); nothing is opened before the
+    /// first operation.
+    conns: Arc<conns::Conns>,
     life: Arc<Lifecycle>,
 }
 
@@ -309,8 +311,8 @@ impl SqlitePersistence {
     pub fn new(options: SqliteOptions) -> Self {
         Self {
             shared: Arc::new(Shared {
+                conns: Arc::new(conns::Conns::new(options.clone())),
                 options,
-                conn: Mutex::new(None),
                 life: Lifecycle::new("SQLite"),
             }),
         }
@@ -328,22 +330,16 @@ impl SqlitePersistence {
         if !self.shared.life.close().await {
             return Ok(());
         }
-        let shared = self.shared.clone();
-        let conn = tokio::task::spawn_blocking(move || {
-            let taken = shared.conn.lock().unwrap_or_else(|p| p.into_inner()).take();
-            match taken {
-                Some(c) => c.close().map_err(|(_, e)| db_error(e)),
-                None => Ok(()),
-            }
-        })
-        .await;
-        conn.map_err(|e| PrismError::internal(format!("sqlite close task failed: {e}")))?
+        let conns = self.shared.conns.clone();
+        tokio::task::spawn_blocking(move || conns.close())
+            .await
+            .map_err(|e| PrismError::internal(format!("sqlite close task failed: {e}")))?
     }
 
     /// Run `sql` (a read-only query answering one text column) — for tests and tools
     /// such as `PRAGMA integrity_check`.
     pub async fn query_strings(&self, sql: String) -> Result<Vec<String>> {
-        run(&self.shared, move |conn| {
+        read(&self.shared, move |conn| {
             let mut stmt = conn.prepare(&sql).map_err(db_error)?;
             let rows = stmt
                 .query_map([], |r| r.get::<_, String>(0))
@@ -354,24 +350,15 @@ impl SqlitePersistence {
     }
 }
 
-async fn run<T, F>(shared: &Arc<Shared>, f: F) -> Result<T>
+/// Run `f` on a reader connection, on the blocking pool.
+async fn read<T, F>(shared: &Arc<Shared>, f: F) -> Result<T>
 where
     T: Send + 'static,
     F: FnOnce(&mut Connection) -> Result<T> + Send + 'static,
 {
     let gate = shared.life.enter().await?;
-    let inner = shared.clone();
-    let joined = tokio::task::spawn_blocking(move || {
-        let mut slot = inner.conn.lock().unwrap_or_else(|p| p.into_inner());
-        if slot.is_none() {
-            *slot = Some(open(&inner.options)?);
-        }
-        match slot.as_mut() {
-            Some(conn) => f(conn),
-            None => Err(PrismError::internal("sqlite: no connection")),
-        }
-    })
-    .await;
+    let conns = shared.conns.clone();
+    let joined = tokio::task::spawn_blocking(move || conns.read(f)).await;
     drop(gate);
     match joined {
         Ok(r) => r,
@@ -380,6 +367,21 @@ where
         )),
         Err(e) => Err(PrismError::internal(format!("sqlite task failed: {e}"))),
     }
+}
+
+/// Queue `f` for the writer (group commit); answers once its transaction committed.
+async fn write<T, F>(shared: &Arc<Shared>, f: F) -> Result<T>
+where
+    T: Send + 'static,
+    F: FnOnce(&mut Connection) -> Result<T> + Send + 'static,
+{
+    let gate = shared.life.enter().await?;
+    let rx = shared.conns.write(f)?;
+    let out = rx
+        .await
+        .map_err(|_| PrismError::internal("sqlite: the writer stopped before answering"));
+    drop(gate);
+    out?
 }
 
 fn to_i64(v: u64) -> i64 {
@@ -634,7 +636,7 @@ impl SqliteCheckpointStore {
             .as_ref()
             .map(|m| serde_json::to_string(m).unwrap_or_else(|_| "{}".into()));
         let texts = SaveTexts { value, metadata };
-        run(&self.shared, move |c| save_sync(c, req, texts)).await
+        write(&self.shared, move |c| save_sync(c, req, texts)).await
     }
 }
 
@@ -651,7 +653,7 @@ impl CheckpointStore for SqliteCheckpointStore {
         Box::pin(async move {
             key.validate()?;
             let k = key.clone();
-            run(&self.shared, move |c| load_sync(c, &k))
+            read(&self.shared, move |c| load_sync(c, &k))
                 .await
                 .map_err(busy_read)
         })
@@ -661,7 +663,7 @@ impl CheckpointStore for SqliteCheckpointStore {
         Box::pin(async move {
             query.validate()?;
             cursor::after(&query)?;
-            run(&self.shared, move |c| list_sync(c, &query))
+            read(&self.shared, move |c| list_sync(c, &query))
                 .await
                 .map_err(busy_read)
         })
@@ -675,10 +677,12 @@ impl CheckpointStore for SqliteCheckpointStore {
         Box::pin(async move {
             key.validate()?;
             let k = key.clone();
-            run(&self.shared, move |c| delete_sync(c, &k, expected_version)).await
+            write(&self.shared, move |c| delete_sync(c, &k, expected_version)).await
         })
     }
 }
+
+mod conns;
 
 #[cfg(test)]
 mod tests;
