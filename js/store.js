@@ -12,7 +12,7 @@
 
 const native = require('./native.js')
 const { invoke } = require('./calls.js')
-const { ArtifactError, CheckpointConflictError, callNative, callNativeAsync, toJson, typeError, describe, isObject } = require('./errors.js')
+const { ArtifactError, CheckpointConflictError, callNative, toJson, typeError, describe, isObject } = require('./errors.js')
 
 const METHODS = ['saveCheckpoint', 'loadCheckpoint', 'listCheckpoints', 'deleteCheckpoint']
 /** Native store method → its handle. */
@@ -94,7 +94,11 @@ function createMemoryCheckpointStore(options) {
 function persistence(handle) {
   return Object.freeze({
     checkpoints: wrapHandle(handle.checkpoints()),
-    close: () => callNativeAsync(() => handle.close()).then(() => undefined),
+    // Async, so that a synchronous native failure is a rejection; the native side refuses
+    // every call made after this one before it returns (issue 17).
+    close: async () => {
+      await invoke((port, token) => handle.close(port, token))
+    },
   })
 }
 

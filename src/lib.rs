@@ -11,6 +11,7 @@ pub mod credentials;
 pub mod diagnostics;
 pub mod error;
 pub mod http;
+pub mod inline;
 pub mod json;
 pub mod lsp;
 pub mod review;

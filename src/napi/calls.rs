@@ -13,7 +13,7 @@
 //!   the promise of every outstanding token. While any call is outstanding the function is
 //!   referenced, so Node does not exit under a call; an idle port never keeps Node alive.
 
-use super::{guard_async, panic_message, to_js_error};
+use super::{panic_message, to_js_error};
 use crate::error::{PrismError, Result};
 use napi::bindgen_prelude::{FnArgs, Function};
 use napi::threadsafe_function::{
@@ -23,9 +23,10 @@ use napi::{Env, Status};
 use napi_derive::napi;
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
-use std::sync::Arc;
-use std::task::{Context, Poll, Waker};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicPtr, AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Wake, Waker};
 
 /// `(token, ok, text)`: `text` is the result's text when `ok`, else the encoded error.
 type Completion = FnArgs<(u32, bool, String)>;
@@ -120,18 +121,109 @@ impl CallPort {
             Err(panic) => Err(to_js_error(panicked(panic))),
             Ok(Poll::Pending) => {
                 self.keep_alive.acquire(env);
-                let done = self.done.clone();
-                napi::bindgen_prelude::spawn(async move {
-                    let completion: Completion = match guard_async(fut).await {
-                        Ok(text) => (token, true, text),
-                        Err(e) => (token, false, e.reason),
-                    }
-                    .into();
-                    // `Closing` only when the environment is tearing down: nobody waits.
-                    let _ = done.call(completion, ThreadsafeFunctionCallMode::NonBlocking);
+                let runtime = napi::bindgen_prelude::within_runtime_if_available(
+                    tokio::runtime::Handle::try_current,
+                )
+                .map_err(|e| to_js_error(PrismError::internal(format!("no async runtime: {e}"))))?;
+                let task = Arc::new(Task {
+                    state: AtomicU8::new(IDLE),
+                    fut: Mutex::new(Some(fut)),
+                    token,
+                    done: self.done.clone(),
+                    runtime,
                 });
+                // Polled again when woken (nothing ran it since the first poll).
+                task.run();
                 Ok(None)
             }
+        }
+    }
+}
+
+type BoxedCall = Pin<Box<dyn Future<Output = Result<String>> + Send>>;
+
+const IDLE: u8 = 0;
+const POLLING: u8 = 1;
+/// Woken while being polled: poll once more.
+const NOTIFIED: u8 = 2;
+const DONE: u8 = 3;
+
+/// A call that did not finish on the calling thread. Its waker continues it on the thread
+/// that woke it when that thread is at a drain point ([`crate::inline`]: the SQLite
+/// writer after its commit, a reader after its query), else on the runtime; when it
+/// finishes, its outcome goes to `done`.
+struct Task {
+    state: AtomicU8,
+    fut: Mutex<Option<BoxedCall>>,
+    token: u32,
+    done: Arc<Done>,
+    runtime: tokio::runtime::Handle,
+}
+
+impl Task {
+    /// Poll until the call is pending with no wake-up missed, or finished.
+    fn run(self: &Arc<Self>) {
+        match self
+            .state
+            .compare_exchange(IDLE, POLLING, Ordering::AcqRel, Ordering::Acquire)
+        {
+            Ok(_) => {}
+            Err(POLLING) => {
+                // Another thread polls it: have it poll once more.
+                let _ = self.state.compare_exchange(
+                    POLLING,
+                    NOTIFIED,
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                );
+                return;
+            }
+            Err(_) => return,
+        }
+        let waker = Waker::from(self.clone());
+        let mut cx = Context::from_waker(&waker);
+        let _rt = self.runtime.enter();
+        loop {
+            let mut slot = self.fut.lock().unwrap_or_else(|p| p.into_inner());
+            let Some(fut) = slot.as_mut() else { return };
+            let outcome = match catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx))) {
+                Ok(Poll::Pending) => None,
+                Ok(Poll::Ready(Ok(text))) => Some((true, text)),
+                Ok(Poll::Ready(Err(e))) => Some((false, to_js_error(e).reason)),
+                Err(panic) => Some((false, to_js_error(panicked(panic)).reason)),
+            };
+            if let Some((ok, text)) = outcome {
+                *slot = None;
+                drop(slot);
+                self.state.store(DONE, Ordering::Release);
+                let completion: Completion = (self.token, ok, text).into();
+                // `Closing` only when the environment is tearing down: nobody waits.
+                let _ = self
+                    .done
+                    .call(completion, ThreadsafeFunctionCallMode::NonBlocking);
+                return;
+            }
+            drop(slot);
+            if self
+                .state
+                .compare_exchange(POLLING, IDLE, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
+                return;
+            }
+            // NOTIFIED: woken while polling; poll again.
+            self.state.store(POLLING, Ordering::Release);
+        }
+    }
+}
+
+impl Wake for Task {
+    fn wake(self: Arc<Self>) {
+        let task = self.clone();
+        if let Err(job) = crate::inline::defer(Box::new(move || task.run())) {
+            drop(job);
+            let task = self.clone();
+            self.runtime.spawn(async move { task.run() });
         }
     }
 }

@@ -221,11 +221,16 @@ impl SqlitePersistenceHandle {
         guard_async(async move { inner.query_strings("PRAGMA integrity_check".into()).await }).await
     }
 
-    /// Refuse new work, wait for work in flight, close the database. Idempotent.
-    #[napi]
-    pub async fn close(&self) -> napi::Result<()> {
+    /// Refuse every operation requested from now on (at once, on this thread), wait for
+    /// work in flight, close the database. Idempotent. Completes like a store call.
+    #[napi(ts_return_type = "string | null")]
+    pub fn close(&self, env: &Env, port: &CallPort, token: u32) -> napi::Result<Option<String>> {
+        self.inner.begin_close();
         let inner = self.inner.clone();
-        guard_async(async move { inner.close().await }).await
+        port.start(env, token, async move {
+            inner.close().await?;
+            Ok("null".to_string())
+        })
     }
 }
 
@@ -284,11 +289,16 @@ impl PostgresPersistenceHandle {
         CheckpointStoreHandle::new(self.checkpoints.clone())
     }
 
-    /// Refuse new work, wait for work in flight, close the pool. Idempotent.
-    #[napi]
-    pub async fn close(&self) -> napi::Result<()> {
+    /// Refuse every operation requested from now on (at once, on this thread), wait for
+    /// work in flight, close the pool. Idempotent. Completes like a store call.
+    #[napi(ts_return_type = "string | null")]
+    pub fn close(&self, env: &Env, port: &CallPort, token: u32) -> napi::Result<Option<String>> {
+        self.inner.begin_close();
         let inner = self.inner.clone();
-        guard_async(async move { inner.close().await }).await
+        port.start(env, token, async move {
+            inner.close().await?;
+            Ok("null".to_string())
+        })
     }
 }
 

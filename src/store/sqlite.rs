@@ -325,6 +325,12 @@ impl SqlitePersistence {
         })
     }
 
+    /// Refuse every operation requested from now on (synchronous); [`Self::close`]
+    /// then waits for the ones before.
+    pub fn begin_close(&self) {
+        self.shared.life.begin_close();
+    }
+
     /// Refuse new work, wait for work in flight, close the connection. Idempotent.
     pub async fn close(&self) -> Result<()> {
         if !self.shared.life.close().await {
@@ -358,14 +364,22 @@ where
 {
     let gate = shared.life.enter().await?;
     let conns = shared.conns.clone();
-    let joined = tokio::task::spawn_blocking(move || conns.read(f)).await;
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    // The answer is sent inside the drain point, so the call waiting for it continues
+    // on this thread ([`crate::inline`]).
+    let spawned = tokio::task::spawn_blocking(move || {
+        crate::inline::drain_point(|| {
+            let _ = tx.send(conns.read(f));
+        })
+    });
+    drop(spawned);
+    let out = rx.await;
     drop(gate);
-    match joined {
+    match out {
         Ok(r) => r,
-        Err(e) if e.is_panic() => Err(PrismError::internal(
-            "internal error (a bug in prism-review): a SQLite task panicked",
+        Err(_) => Err(PrismError::internal(
+            "internal error (a bug in prism-review): a SQLite read task stopped",
         )),
-        Err(e) => Err(PrismError::internal(format!("sqlite task failed: {e}"))),
     }
 }
 

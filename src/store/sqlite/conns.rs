@@ -159,13 +159,14 @@ fn writer_loop(options: &SqliteOptions, recv: &mpsc::Receiver<Job>) {
             match open(options) {
                 Ok(c) => conn = Some(c),
                 Err(e) => {
-                    fail_all(batch, &e);
+                    crate::inline::drain_point(|| fail_all(batch, &e));
                     continue;
                 }
             }
         }
         if let Some(c) = conn.as_mut() {
-            run_batch(c, batch);
+            // The calls waiting for this batch continue here once it answered them.
+            crate::inline::drain_point(|| run_batch(c, batch));
         }
     }
     if let Some(c) = conn {
