@@ -4,7 +4,7 @@
 // (`ERR_INVALID_ARG_TYPE`) with the caller's error as `cause`: never the caller's raw
 // error. Errors the native side raised are translated as everywhere else.
 
-const { ERROR_MARKER, translate, typeError } = require('./errors.js')
+const { ERROR_MARKER, translate, typeError, isOurs } = require('./errors.js')
 
 function messageOf(err) {
   return err && typeof err.message === 'string' ? err.message : String(err)
@@ -61,4 +61,19 @@ function jsonOf(what, value) {
   return text === undefined ? 'null' : text
 }
 
-module.exports = { readInput, callReading, jsonOf, isNative, fromCaller }
+/**
+ * An entry point's body: every failure that is not already one of ours (the caller's
+ * getter, Proxy trap or toJSON throwing while `fn` read its arguments) becomes the
+ * TypeError standing for it, with the caller's error as `cause`.
+ */
+function entryPoint(what, fn) {
+  try {
+    return fn()
+  } catch (err) {
+    if (isOurs(err)) throw err
+    if (isNative(err)) throw translate(err)
+    throw fromCaller(err, what)
+  }
+}
+
+module.exports = { readInput, callReading, jsonOf, isNative, fromCaller, entryPoint }

@@ -12,7 +12,8 @@
 
 const native = require('./native.js')
 const { invoke } = require('./calls.js')
-const { ArtifactError, CheckpointConflictError, callNative, toJson, typeError, describe, isObject } = require('./errors.js')
+const { ArtifactError, CheckpointConflictError, callNative, toJson, typeError, rangeError, describe, isObject } = require('./errors.js')
+const { entryPoint } = require('./input.js')
 
 const METHODS = ['saveCheckpoint', 'loadCheckpoint', 'listCheckpoints', 'deleteCheckpoint']
 /** Native store method → its handle. */
@@ -31,6 +32,10 @@ function isAbortSignal(s) {
 
 /** JSON text of a store call's argument without its `signal` (checked, and honoured now). */
 function inputJson(method, input) {
+  return entryPoint(`${method}(input)`, () => readStoreInput(method, input))
+}
+
+function readStoreInput(method, input) {
   if (!isObject(input)) throw typeError(`${method}(input): input must be an object, got ${describe(input)}`)
   let rest = input
   if (input.signal !== undefined) {
@@ -74,9 +79,7 @@ function checkLimits(fnName, options, names) {
   for (const name of names) {
     const v = options[name]
     if (typeof v === 'number' && !(Number.isSafeInteger(v) && v >= 1)) {
-      const e = new RangeError(`${fnName}: options.${name} must be a positive integer, got ${v}`)
-      e.code = 'ERR_OUT_OF_RANGE'
-      throw e
+      throw rangeError(`${fnName}: options.${name} must be a positive integer, got ${v}`)
     }
   }
 }
@@ -86,9 +89,11 @@ function checkLimits(fnName, options, names) {
  * @param {{ maxRecords?: number, maxValueBytes?: number, maxPageSize?: number }} [options]
  */
 function createMemoryCheckpointStore(options) {
-  checkLimits('createMemoryCheckpointStore', options, ['maxRecords', 'maxValueBytes', 'maxPageSize'])
-  const json = optionsJson('createMemoryCheckpointStore', options, true)
-  return wrapHandle(callNative(native.createMemoryCheckpointStore, json))
+  return entryPoint('createMemoryCheckpointStore(options)', () => {
+    checkLimits('createMemoryCheckpointStore', options, ['maxRecords', 'maxValueBytes', 'maxPageSize'])
+    const json = optionsJson('createMemoryCheckpointStore', options, true)
+    return wrapHandle(callNative(native.createMemoryCheckpointStore, json))
+  })
 }
 
 function persistence(handle) {
@@ -108,8 +113,10 @@ function persistence(handle) {
  * @param {{ filename: string, busyTimeoutMs?: number }} options
  */
 function createSqlitePersistence(options) {
-  checkLimits('createSqlitePersistence', options, ['busyTimeoutMs'])
-  return persistence(callNative(native.createSqlitePersistence, optionsJson('createSqlitePersistence', options, false)))
+  return entryPoint('createSqlitePersistence(options)', () => {
+    checkLimits('createSqlitePersistence', options, ['busyTimeoutMs'])
+    return persistence(callNative(native.createSqlitePersistence, optionsJson('createSqlitePersistence', options, false)))
+  })
 }
 
 /**
@@ -118,8 +125,10 @@ function createSqlitePersistence(options) {
  * @param {{ connectionString: string, maxConnections?: number, schema?: string, connectTimeoutMs?: number }} options
  */
 function createPostgresPersistence(options) {
-  checkLimits('createPostgresPersistence', options, ['maxConnections', 'connectTimeoutMs'])
-  return persistence(callNative(native.createPostgresPersistence, optionsJson('createPostgresPersistence', options, false)))
+  return entryPoint('createPostgresPersistence(options)', () => {
+    checkLimits('createPostgresPersistence', options, ['maxConnections', 'connectTimeoutMs'])
+    return persistence(callNative(native.createPostgresPersistence, optionsJson('createPostgresPersistence', options, false)))
+  })
 }
 
 // The AbortSignals of artifact service calls in flight, by the id native code carries in

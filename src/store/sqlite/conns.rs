@@ -28,13 +28,15 @@ type Job =
 /// Most writes one transaction takes.
 const MAX_BATCH: usize = 256;
 /// Reader connections kept open for reuse.
-const MAX_IDLE_READERS: usize = 4;
+const MAX_IDLE_READERS: usize = 8;
 
 pub(super) struct Conns {
     options: SqliteOptions,
     /// The writer thread's queue; `None` before the first write and after close.
     writer: Mutex<Option<(mpsc::Sender<Job>, std::thread::JoinHandle<()>)>>,
     readers: Mutex<Vec<Connection>>,
+    /// Set once a connection opened the file fully (WAL, schema): later readers skip that.
+    ready: std::sync::atomic::AtomicBool,
     closed: Mutex<bool>,
 }
 
@@ -48,6 +50,7 @@ impl Conns {
             options,
             writer: Mutex::new(None),
             readers: Mutex::new(Vec::new()),
+            ready: std::sync::atomic::AtomicBool::new(false),
             closed: Mutex::new(false),
         }
     }
@@ -95,7 +98,7 @@ impl Conns {
         let pooled = lock(&self.readers).pop();
         let mut conn = match pooled {
             Some(c) => c,
-            None => open(&self.options)?,
+            None => self.open_reader()?,
         };
         let out = f(&mut conn);
         let mut idle = lock(&self.readers);
@@ -103,6 +106,25 @@ impl Conns {
             idle.push(conn);
         }
         out
+    }
+
+    /// A reader connection: the first one opens the file fully (WAL mode and schema, as
+    /// the writer does); the others only open it, with the busy timeout.
+    fn open_reader(&self) -> Result<Connection> {
+        use std::sync::atomic::Ordering;
+        if !self.ready.load(Ordering::Acquire) {
+            let conn = open(&self.options)?;
+            self.ready.store(true, Ordering::Release);
+            return Ok(conn);
+        }
+        let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
+            | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | rusqlite::OpenFlags::SQLITE_OPEN_URI;
+        let conn = Connection::open_with_flags(&self.options.filename, flags).map_err(db_error)?;
+        conn.busy_timeout(self.options.busy_timeout)
+            .map_err(db_error)?;
+        conn.set_prepared_statement_cache_capacity(64);
+        Ok(conn)
     }
 
     /// Stop the writer once it drained its queue, close every connection (blocking).
