@@ -12,7 +12,7 @@
 const native = require('./native.js')
 const { invoke } = require('./calls.js')
 const { ArtifactError, callNative, toJson, typeError, rangeError, describe, isObject, isOurs } = require('./errors.js')
-const { entryPoint, fromCaller } = require('./input.js')
+const { entryPoint, fromCaller, boundedJson } = require('./input.js')
 const { toStoreHandle, registerSignal, releaseSignal } = require('./store.js')
 const { createSecretRedactor, nativeRedactors } = require('./redaction.js')
 // The service's method names and the checkpoint namespace: Rust's (src/artifacts/).
@@ -124,7 +124,9 @@ function buildService(store, options) {
       if (!isPlainObject(redacted)) throw invalidInput('the host redactor must return the request as an object')
       rest = ownership === undefined ? redacted : { ownership, ...redacted }
     }
-    return { signal, json: toJson(rest, invalidInput) }
+    // Caps charged while reading (issue 17): hostile input costs at most the cap.
+    const json = boundedJson(rest, CONSTANTS.maxInputBytes, CONSTANTS.maxDepth, (m) => new ArtifactError(m, 'record_too_large'))
+    return { signal, json }
   }
 
   async function run(op, input) {

@@ -181,6 +181,8 @@ pub fn artifacts_constants() -> String {
     serde_json::json!({
         "namespace": crate::artifacts::NAMESPACE,
         "operations": crate::artifacts::service::OPERATIONS,
+        "maxInputBytes": crate::artifacts::input::MAX_INPUT_BYTES,
+        "maxDepth": crate::json::MAX_DEPTH,
     })
     .to_string()
 }
