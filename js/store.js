@@ -32,19 +32,19 @@ function isAbortSignal(s) {
 
 /** JSON text of a store call's argument without its `signal` (checked, and honoured now). */
 function inputJson(method, input) {
-  return entryPoint(`${method}(input)`, () => readStoreInput(method, input))
+  const { rest, signal } = entryPoint(`${method}(input)`, () => readStoreInput(method, input))
+  // The caller's own abort reason is what an aborted signal rejects with (not wrapped).
+  signal?.throwIfAborted()
+  return entryPoint(`${method}(input)`, () => toJson(rest, (m) => new CheckpointConflictError(`Checkpoint value must be JSON serializable: ${m}`)))
 }
 
+/** The input without its `signal` (checked), and the signal. */
 function readStoreInput(method, input) {
   if (!isObject(input)) throw typeError(`${method}(input): input must be an object, got ${describe(input)}`)
-  let rest = input
-  if (input.signal !== undefined) {
-    const { signal, ...others } = input
-    if (!isAbortSignal(signal)) throw typeError(`${method}(input): input.signal must be an AbortSignal`)
-    signal.throwIfAborted()
-    rest = others
-  }
-  return toJson(rest, (m) => new CheckpointConflictError(`Checkpoint value must be JSON serializable: ${m}`))
+  if (input.signal === undefined) return { rest: input, signal: undefined }
+  const { signal, ...rest } = input
+  if (!isAbortSignal(signal)) throw typeError(`${method}(input): input.signal must be an AbortSignal`)
+  return { rest, signal }
 }
 
 const SAVE = 0
