@@ -130,3 +130,25 @@ test('a database of the 0.1 schema (one key per namespace and key) is migrated o
     psql(`DROP SCHEMA IF EXISTS "${old}" CASCADE`)
   }
 })
+
+test('close() refuses every call made after it at once, while the calls made before it complete (issue 17)', { skip }, async () => {
+  const s = `${schema}_close`
+  const p = createPostgresPersistence({ connectionString: url, schema: s })
+  const owner = { tenantId: 't' }
+  try {
+    await p.checkpoints.saveCheckpoint({ namespace: 'n', key: 'warm', ...owner, version: 1, value: 0 })
+    const before = Array.from({ length: 3 }, (_, i) => p.checkpoints.saveCheckpoint({ namespace: 'n', key: `before${i}`, ...owner, version: 1, value: i }))
+    const closing = p.close()
+    const after = Array.from({ length: 3 }, (_, i) => p.checkpoints.saveCheckpoint({ namespace: 'n', key: `after${i}`, ...owner, version: 1, value: i }))
+    const results = await Promise.allSettled([...before, ...after])
+    await closing
+    assert.deepEqual(results.slice(0, 3).map((r) => r.status), ['fulfilled', 'fulfilled', 'fulfilled'])
+    for (const r of results.slice(3)) assert.ok(r.status === 'rejected' && isInvalid(r.reason) && /closed/.test(r.reason.message), String(r.reason))
+    const again = createPostgresPersistence({ connectionString: url, schema: s })
+    const page = await again.checkpoints.listCheckpoints({ namespace: 'n', limit: 100 })
+    assert.deepEqual(page.items.map((c) => c.key).sort(), ['before0', 'before1', 'before2', 'warm'])
+    await again.close()
+  } finally {
+    psql(`DROP SCHEMA IF EXISTS "${s}" CASCADE`)
+  }
+})

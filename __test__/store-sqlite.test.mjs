@@ -124,3 +124,22 @@ test('a process killed with SIGKILL mid-write-loop: every resolved write survive
   await p.checkpoints.saveCheckpoint({ namespace: 'multi', key: 'counter', ...ownership, version: counter.version + 1, value: { n: 0 }, expectedVersion: counter.version })
   await p.close()
 })
+
+test('close() refuses every call made after it at once, while the calls made before it complete (issue 17)', async () => {
+  const p = createSqlitePersistence({ filename: join(dir, 'close-order.db') })
+  await p.checkpoints.saveCheckpoint({ namespace: 'n', key: 'warm', ...ownership, version: 1, value: 0 })
+  const before = Array.from({ length: 3 }, (_, i) =>
+    p.checkpoints.saveCheckpoint({ namespace: 'n', key: `before${i}`, ...ownership, version: 1, value: i }),
+  )
+  const closing = p.close()
+  const after = Array.from({ length: 3 }, (_, i) =>
+    p.checkpoints.saveCheckpoint({ namespace: 'n', key: `after${i}`, ...ownership, version: 1, value: i }),
+  )
+  const results = await Promise.allSettled([...before, ...after])
+  await closing
+  assert.deepEqual(results.slice(0, 3).map((r) => r.status), ['fulfilled', 'fulfilled', 'fulfilled'])
+  for (const r of results.slice(3)) assert.ok(r.status === 'rejected' && isInvalid(r.reason) && /closed/.test(r.reason.message), String(r.reason))
+  const again = createSqlitePersistence({ filename: join(dir, 'close-order.db') })
+  assert.deepEqual((await allKeys(again.checkpoints, 'n')).sort(), ['before0', 'before1', 'before2', 'warm'])
+  await again.close()
+})

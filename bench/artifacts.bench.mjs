@@ -78,7 +78,7 @@ async function idle(ms) {
   })
 }
 
-export default async function main() {
+async function cyclesBench() {
   const scale = Number(process.env.BENCH_SCALE ?? 1)
   const quiet = await idle(1000)
   console.log(`idle event loop (floor for the delay figures): p99 ${fmt(quiet.p99, 2)} ms (max ${fmt(quiet.max, 1)})`)
@@ -143,3 +143,9 @@ export default async function main() {
   }
 }
 
+
+export default async function main() {
+  await cyclesBench()
+  const { default: sbs } = await import('./sidebyside.mjs')
+  await sbs()
+}

@@ -10,7 +10,9 @@
 // sees redacted data.
 
 const native = require('./native.js')
-const { ArtifactError, callNative, callNativeAsync, toJson, typeError, describe, isObject } = require('./errors.js')
+const { invoke } = require('./calls.js')
+const { ArtifactError, callNative, toJson, typeError, rangeError, describe, isObject, isOurs } = require('./errors.js')
+const { entryPoint, fromCaller, boundedJson } = require('./input.js')
 const { toStoreHandle, registerSignal, releaseSignal } = require('./store.js')
 const { createSecretRedactor, nativeRedactors } = require('./redaction.js')
 // The service's method names and the checkpoint namespace: Rust's (src/artifacts/).
@@ -34,9 +36,7 @@ function limitsJson(limits) {
   {
     for (const [k, v] of Object.entries(limits)) {
       if (typeof v === 'number' && !Number.isFinite(v)) {
-        const e = new RangeError(`limits.${k} must be an integer in 1..hard, got ${v}`)
-        e.code = 'ERR_OUT_OF_RANGE'
-        throw e
+        throw rangeError(`limits.${k} must be an integer in 1..hard, got ${v}`)
       }
     }
   }
@@ -70,6 +70,10 @@ function sameJson(a, b) {
  * @param options `{ redactor, linkSecret, limits?, onDecision? }`
  */
 function createArtifactService(store, options) {
+  return entryPoint('createArtifactService(store, options)', () => buildService(store, options))
+}
+
+function buildService(store, options) {
   if (!isPlainObject(options)) throw typeError('createArtifactService(store, options): options must be an object')
   for (const k of Object.keys(options)) {
     if (!['redactor', 'linkSecret', 'limits', 'onDecision'].includes(k)) throw typeError(`options.${k} is not a known option`)
@@ -120,11 +124,21 @@ function createArtifactService(store, options) {
       if (!isPlainObject(redacted)) throw invalidInput('the host redactor must return the request as an object')
       rest = ownership === undefined ? redacted : { ownership, ...redacted }
     }
-    return { signal, json: toJson(rest, invalidInput) }
+    // Caps charged while reading (issue 17): hostile input costs at most the cap.
+    const json = boundedJson(rest, CONSTANTS.maxInputBytes, CONSTANTS.maxDepth, (m) => new ArtifactError(m, 'record_too_large'))
+    return { signal, json }
   }
 
   async function run(op, input) {
-    const { signal, json } = await prepare(input)
+    let prepared
+    try {
+      prepared = await prepare(input)
+    } catch (err) {
+      // A getter or Proxy trap of the caller's input that threw: our TypeError, `cause` it.
+      if (isOurs(err)) throw err
+      throw fromCaller(err, `${op}(input)`)
+    }
+    const { signal, json } = prepared
     signal?.throwIfAborted()
     // Without a signal nothing can abort: one shared flag that is never set. With one,
     // host stores receive it as `signal` (by the id the flag carries).
@@ -134,7 +148,7 @@ function createArtifactService(store, options) {
     signal?.addEventListener('abort', onAbort, { once: true })
     let text
     try {
-      text = await callNativeAsync(() => handle.call(op, json, flag))
+      text = await invoke((port, token) => handle.start(port, op, json, flag, token))
     } catch (err) {
       if (signal?.aborted) throw signal.reason
       if (hostRedactor && err instanceof ArtifactError) {
@@ -194,6 +208,10 @@ function secretOf(secret, what) {
  * `base64url(HMAC-SHA256(secret, that text))` → the link.
  */
 function signArtifactDeliveryLink(token, secret) {
+  return entryPoint('signArtifactDeliveryLink(token, secret)', () => signLink(token, secret))
+}
+
+function signLink(token, secret) {
   if (!isObject(token)) throw typeError(`signArtifactDeliveryLink(token, secret): token must be an object, got ${describe(token)}`)
   const key = secretOf(secret, 'signArtifactDeliveryLink: secret')
   return callNative(native.artifactsSignLink, toJson(token, typeError), key)
@@ -205,6 +223,10 @@ function signArtifactDeliveryLink(token, secret) {
  * current time, a Date or epoch milliseconds.
  */
 function verifyArtifactDeliveryLink(link, secret, maxBytes, now) {
+  return entryPoint('verifyArtifactDeliveryLink(link, secret, maxBytes, now)', () => verifyLink(link, secret, maxBytes, now))
+}
+
+function verifyLink(link, secret, maxBytes, now) {
   if (typeof link !== 'string') {
     throw new ArtifactError(`invalid delivery link: expected a string, got ${describe(link)}`, 'invalid_link')
   }

@@ -90,9 +90,25 @@ class WorkDraftError extends Error {
 }
 defineName(WorkDraftError, 'WorkDraftError')
 
+/** Every error this package built with `withCode` (typed Node-style errors). */
+const OURS = new WeakSet()
+
 function withCode(error, code) {
   error.code = code
+  OURS.add(error)
   return error
+}
+
+/** Whether `err` is one of this package's errors (not a caller's own, passing through). */
+function isOurs(err) {
+  return (
+    OURS.has(err) ||
+    err instanceof ArtifactError ||
+    err instanceof CheckpointConflictError ||
+    err instanceof CodingPatchReviewError ||
+    err instanceof LanguageIntelligenceError ||
+    err instanceof ArtifactBodyStoreError
+  )
 }
 
 /** Build the JS error described by a decoded native payload `{ class, code, reason?, message }`. */
@@ -158,7 +174,16 @@ function toJson(value, makeError) {
   try {
     text = JSON.stringify(value)
   } catch (err) {
-    throw makeError(`input cannot be serialized: ${err && err.message ? err.message : String(err)}`)
+    let message
+    try {
+      message = err && typeof err.message === 'string' ? err.message : String(err)
+    } catch {
+      message = 'a value threw while it was read'
+    }
+    const e = makeError(`input cannot be serialized: ${message}`)
+    // The caller's own error stays reachable as `cause` (issue 17).
+    if (e instanceof Error && e.cause === undefined) e.cause = err
+    throw e
   }
   return text === undefined ? 'null' : text
 }
@@ -187,6 +212,7 @@ function isObject(v) {
 
 module.exports = {
   ERROR_MARKER,
+  isOurs,
   typeError,
   rangeError,
   describe,

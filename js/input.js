@@ -4,7 +4,7 @@
 // (`ERR_INVALID_ARG_TYPE`) with the caller's error as `cause`: never the caller's raw
 // error. Errors the native side raised are translated as everywhere else.
 
-const { ERROR_MARKER, translate, typeError } = require('./errors.js')
+const { ERROR_MARKER, translate, typeError, isOurs } = require('./errors.js')
 
 function messageOf(err) {
   return err && typeof err.message === 'string' ? err.message : String(err)
@@ -61,4 +61,93 @@ function jsonOf(what, value) {
   return text === undefined ? 'null' : text
 }
 
-module.exports = { readInput, callReading, jsonOf, isNative, fromCaller }
+/**
+ * An entry point's body: every failure that is not already one of ours (the caller's
+ * getter, Proxy trap or toJSON throwing while `fn` read its arguments) becomes the
+ * TypeError standing for it, with the caller's error as `cause`.
+ */
+function entryPoint(what, fn) {
+  try {
+    return fn()
+  } catch (err) {
+    if (isOurs(err)) throw err
+    if (isNative(err)) throw translate(err)
+    throw fromCaller(err, what)
+  }
+}
+
+/**
+ * JSON text of `value`, exactly as `JSON.stringify` writes it, charging `maxChars` while
+ * reading (issue 17): an array's length, a string's length and the text written so far
+ * are counted before the work, so hostile input (a 10M-hole array, a huge string, a deep
+ * nest) costs at most the cap before `tooLarge(message)` is thrown. Nesting deeper than
+ * `maxDepth` is `tooLarge` too. Cycles and BigInts are `TypeError`s as in JSON.stringify.
+ */
+function boundedJson(value, maxChars, maxDepth, tooLarge) {
+  let used = 0
+  const stack = []
+  const charge = (n) => {
+    used += n
+    if (used > maxChars) throw tooLarge(`the request is larger than ${maxChars} characters of JSON`)
+  }
+  // One value as JSON text, or undefined (omitted) for undefined, functions and symbols.
+  function write(holder, key, v) {
+    if (v !== null && (typeof v === 'object' || typeof v === 'bigint') && typeof v.toJSON === 'function') v = v.toJSON(key)
+    if (v !== null && typeof v === 'object') {
+      if (v instanceof Number) v = Number(v)
+      else if (v instanceof String) v = String(v)
+      else if (v instanceof Boolean) v = v.valueOf()
+    }
+    switch (typeof v) {
+      case 'string':
+        charge(v.length + 2)
+        return JSON.stringify(v)
+      case 'number':
+        charge(8)
+        return Number.isFinite(v) ? String(v) : 'null'
+      case 'boolean':
+        charge(5)
+        return v ? 'true' : 'false'
+      case 'bigint':
+        throw new TypeError('Do not know how to serialize a BigInt')
+      case 'object':
+        if (v === null) {
+          charge(4)
+          return 'null'
+        }
+        return writeObject(v)
+      default:
+        return undefined
+    }
+  }
+  function writeObject(v) {
+    if (stack.includes(v)) throw new TypeError('Converting circular structure to JSON')
+    if (stack.length >= maxDepth) throw tooLarge(`the request nests deeper than ${maxDepth} levels`)
+    stack.push(v)
+    let out
+    if (Array.isArray(v)) {
+      const n = v.length
+      // Every element costs at least one character ("0" or a comma): charge them first.
+      charge(2 + n)
+      const parts = new Array(n)
+      for (let i = 0; i < n; i++) parts[i] = write(v, String(i), v[i]) ?? 'null'
+      out = `[${parts.join(',')}]`
+    } else {
+      const keys = Object.keys(v)
+      charge(2 + keys.length)
+      const parts = []
+      for (const k of keys) {
+        const text = write(v, k, v[k])
+        if (text === undefined) continue
+        charge(k.length + 3)
+        parts.push(`${JSON.stringify(k)}:${text}`)
+      }
+      out = `{${parts.join(',')}}`
+    }
+    stack.pop()
+    return out
+  }
+  return write({ '': value }, '', value) ?? 'null'
+}
+
+module.exports = { readInput, callReading, jsonOf, isNative, fromCaller, entryPoint, boundedJson }

@@ -11,7 +11,9 @@
 // functions, and the artifact service's AbortSignal reaches it as `signal`.
 
 const native = require('./native.js')
-const { ArtifactError, CheckpointConflictError, callNative, callNativeAsync, toJson, typeError, describe, isObject } = require('./errors.js')
+const { invoke } = require('./calls.js')
+const { ArtifactError, CheckpointConflictError, callNative, toJson, typeError, rangeError, describe, isObject } = require('./errors.js')
+const { entryPoint } = require('./input.js')
 
 const METHODS = ['saveCheckpoint', 'loadCheckpoint', 'listCheckpoints', 'deleteCheckpoint']
 /** Native store method → its handle. */
@@ -30,27 +32,34 @@ function isAbortSignal(s) {
 
 /** JSON text of a store call's argument without its `signal` (checked, and honoured now). */
 function inputJson(method, input) {
-  if (!isObject(input)) throw typeError(`${method}(input): input must be an object, got ${describe(input)}`)
-  let rest = input
-  if (input.signal !== undefined) {
-    const { signal, ...others } = input
-    if (!isAbortSignal(signal)) throw typeError(`${method}(input): input.signal must be an AbortSignal`)
-    signal.throwIfAborted()
-    rest = others
-  }
-  return toJson(rest, (m) => new CheckpointConflictError(`Checkpoint value must be JSON serializable: ${m}`))
+  const { rest, signal } = entryPoint(`${method}(input)`, () => readStoreInput(method, input))
+  // The caller's own abort reason is what an aborted signal rejects with (not wrapped).
+  signal?.throwIfAborted()
+  return entryPoint(`${method}(input)`, () => toJson(rest, (m) => new CheckpointConflictError(`Checkpoint value must be JSON serializable: ${m}`)))
 }
+
+/** The input without its `signal` (checked), and the signal. */
+function readStoreInput(method, input) {
+  if (!isObject(input)) throw typeError(`${method}(input): input must be an object, got ${describe(input)}`)
+  if (input.signal === undefined) return { rest: input, signal: undefined }
+  const { signal, ...rest } = input
+  if (!isAbortSignal(signal)) throw typeError(`${method}(input): input.signal must be an AbortSignal`)
+  return { rest, signal }
+}
+
+const SAVE = 0
+const LOAD = 1
+const LIST = 2
+const DELETE = 3
 
 /** A native store: a plain object of four closures over `handle`. */
 function wrapHandle(handle) {
+  const call = (op, json) => invoke((port, token) => handle.start(port, op, json, token))
   const store = {
-    saveCheckpoint: async (input) =>
-      JSON.parse(await callNativeAsync((j) => handle.saveCheckpoint(j), inputJson('saveCheckpoint', input))),
-    loadCheckpoint: async (input) =>
-      JSON.parse(await callNativeAsync((j) => handle.loadCheckpoint(j), inputJson('loadCheckpoint', input))),
-    listCheckpoints: async (input = {}) =>
-      JSON.parse(await callNativeAsync((j) => handle.listCheckpoints(j), inputJson('listCheckpoints', input))),
-    deleteCheckpoint: async (input) => callNativeAsync((j) => handle.deleteCheckpoint(j), inputJson('deleteCheckpoint', input)),
+    saveCheckpoint: async (input) => JSON.parse(await call(SAVE, inputJson('saveCheckpoint', input))),
+    loadCheckpoint: async (input) => JSON.parse(await call(LOAD, inputJson('loadCheckpoint', input))),
+    listCheckpoints: async (input = {}) => JSON.parse(await call(LIST, inputJson('listCheckpoints', input))),
+    deleteCheckpoint: async (input) => JSON.parse(await call(DELETE, inputJson('deleteCheckpoint', input))),
   }
   for (const m of METHODS) methodHandles.set(store[m], handle)
   return store
@@ -70,9 +79,7 @@ function checkLimits(fnName, options, names) {
   for (const name of names) {
     const v = options[name]
     if (typeof v === 'number' && !(Number.isSafeInteger(v) && v >= 1)) {
-      const e = new RangeError(`${fnName}: options.${name} must be a positive integer, got ${v}`)
-      e.code = 'ERR_OUT_OF_RANGE'
-      throw e
+      throw rangeError(`${fnName}: options.${name} must be a positive integer, got ${v}`)
     }
   }
 }
@@ -82,15 +89,21 @@ function checkLimits(fnName, options, names) {
  * @param {{ maxRecords?: number, maxValueBytes?: number, maxPageSize?: number }} [options]
  */
 function createMemoryCheckpointStore(options) {
-  checkLimits('createMemoryCheckpointStore', options, ['maxRecords', 'maxValueBytes', 'maxPageSize'])
-  const json = optionsJson('createMemoryCheckpointStore', options, true)
-  return wrapHandle(callNative(native.createMemoryCheckpointStore, json))
+  return entryPoint('createMemoryCheckpointStore(options)', () => {
+    checkLimits('createMemoryCheckpointStore', options, ['maxRecords', 'maxValueBytes', 'maxPageSize'])
+    const json = optionsJson('createMemoryCheckpointStore', options, true)
+    return wrapHandle(callNative(native.createMemoryCheckpointStore, json))
+  })
 }
 
 function persistence(handle) {
   return Object.freeze({
     checkpoints: wrapHandle(handle.checkpoints()),
-    close: () => callNativeAsync(() => handle.close()).then(() => undefined),
+    // Async, so that a synchronous native failure is a rejection; the native side refuses
+    // every call made after this one before it returns (issue 17).
+    close: async () => {
+      await invoke((port, token) => handle.close(port, token))
+    },
   })
 }
 
@@ -100,8 +113,10 @@ function persistence(handle) {
  * @param {{ filename: string, busyTimeoutMs?: number }} options
  */
 function createSqlitePersistence(options) {
-  checkLimits('createSqlitePersistence', options, ['busyTimeoutMs'])
-  return persistence(callNative(native.createSqlitePersistence, optionsJson('createSqlitePersistence', options, false)))
+  return entryPoint('createSqlitePersistence(options)', () => {
+    checkLimits('createSqlitePersistence', options, ['busyTimeoutMs'])
+    return persistence(callNative(native.createSqlitePersistence, optionsJson('createSqlitePersistence', options, false)))
+  })
 }
 
 /**
@@ -110,8 +125,10 @@ function createSqlitePersistence(options) {
  * @param {{ connectionString: string, maxConnections?: number, schema?: string, connectTimeoutMs?: number }} options
  */
 function createPostgresPersistence(options) {
-  checkLimits('createPostgresPersistence', options, ['maxConnections', 'connectTimeoutMs'])
-  return persistence(callNative(native.createPostgresPersistence, optionsJson('createPostgresPersistence', options, false)))
+  return entryPoint('createPostgresPersistence(options)', () => {
+    checkLimits('createPostgresPersistence', options, ['maxConnections', 'connectTimeoutMs'])
+    return persistence(callNative(native.createPostgresPersistence, optionsJson('createPostgresPersistence', options, false)))
+  })
 }
 
 // The AbortSignals of artifact service calls in flight, by the id native code carries in

@@ -6,6 +6,10 @@ use crate::error::{PrismError, Result};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
+/// Deepest nesting `parse` accepts (serde_json's recursion limit); the JS layer refuses
+/// deeper input while reading it.
+pub const MAX_DEPTH: usize = 128;
+
 /// Parse JSON text that came from `JSON.stringify` in the JS layer. serde_json refuses
 /// nesting deeper than 128 levels, so hostile depth is an error, not a stack overflow.
 pub fn parse(text: &str, err: fn(String) -> PrismError) -> Result<Value> {

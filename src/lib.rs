@@ -12,6 +12,7 @@ pub mod diagnostics;
 pub mod drafts;
 pub mod error;
 pub mod http;
+pub mod inline;
 pub mod json;
 pub mod lsp;
 pub mod review;

@@ -4,14 +4,14 @@
 
 // napi registers these for the addon; in `cargo test` builds nothing calls them.
 
+use super::calls::CallPort;
+use super::guard;
 use super::redaction::SecretRedactorHandle;
 use super::store::CheckpointStoreHandle;
-use super::{guard, guard_async};
 use crate::artifacts::{api, invalid, AbortFlag, ArtifactLimits, ArtifactService, ServiceConfig};
 use crate::error::{PrismError, Result};
 use crate::json;
 use base64::Engine;
-use napi::bindgen_prelude::PromiseRaw;
 use napi::Env;
 use napi_derive::napi;
 use serde_json::Value;
@@ -89,42 +89,42 @@ impl ArtifactServiceHandle {
         guard(|| text_of(&self.inner.limits().to_value()))
     }
 
-    /// Run `op` with the JSON request; resolves to JSON `{ result, event? }`.
-    #[napi(ts_return_type = "Promise<string>")]
-    pub fn call<'e>(
+    /// Start `op` on the JSON request: JSON `{ result, event? }` when it finished on this
+    /// thread (the memory store), else `null` and the text arrives through the port's
+    /// `done(token, …)` (see `calls.rs`). Admitted synchronously, so a store's `close()`
+    /// after this call waits for it (and refuses operations requested after it).
+    #[napi(ts_return_type = "string | null")]
+    pub fn start(
         &self,
-        env: &'e Env,
+        env: &Env,
+        port: &CallPort,
         op: String,
         input_json: String,
         abort: &ArtifactAbortFlag,
-    ) -> napi::Result<PromiseRaw<'e, String>> {
+        token: u32,
+    ) -> napi::Result<Option<String>> {
         let service = self.inner.clone();
         let flag = abort.inner.clone();
-        // Admitted synchronously on the JS thread, held until the operation ends, so that a
-        // store's close() waits for it (and refuses operations requested after close).
         let ticket = self.store.admit().map_err(super::to_js_error)?;
-        env.spawn_future(async move {
+        port.start(env, token, async move {
             let _ticket = ticket;
-            guard_async(async move {
-                if input_json.len() > crate::artifacts::input::MAX_INPUT_BYTES {
-                    return Err(crate::artifacts::err(
-                        crate::error::ArtifactReason::RecordTooLarge,
-                        format!(
-                            "the request is {} bytes; at most {} are accepted",
-                            input_json.len(),
-                            crate::artifacts::input::MAX_INPUT_BYTES
-                        ),
-                    ));
-                }
-                let input = json::parse(&input_json, invalid)?;
-                let out = service.call(&op, input, &flag).await?;
-                let mut v = serde_json::json!({ "result": out.result });
-                if let Some(e) = out.event {
-                    v["event"] = e;
-                }
-                text_of(&v)
-            })
-            .await
+            if input_json.len() > crate::artifacts::input::MAX_INPUT_BYTES {
+                return Err(crate::artifacts::err(
+                    crate::error::ArtifactReason::RecordTooLarge,
+                    format!(
+                        "the request is {} bytes; at most {} are accepted",
+                        input_json.len(),
+                        crate::artifacts::input::MAX_INPUT_BYTES
+                    ),
+                ));
+            }
+            let input = json::parse(&input_json, invalid)?;
+            let out = service.call(&op, input, &flag).await?;
+            let mut v = serde_json::json!({ "result": out.result });
+            if let Some(e) = out.event {
+                v["event"] = e;
+            }
+            text_of(&v)
         })
     }
 }
@@ -181,6 +181,8 @@ pub fn artifacts_constants() -> String {
     serde_json::json!({
         "namespace": crate::artifacts::NAMESPACE,
         "operations": crate::artifacts::service::OPERATIONS,
+        "maxInputBytes": crate::artifacts::input::MAX_INPUT_BYTES,
+        "maxDepth": crate::json::MAX_DEPTH,
     })
     .to_string()
 }

@@ -5,13 +5,14 @@
 
 // Under `cargo test` nothing calls the exported functions (Node does).
 
+use super::calls::CallPort;
 use super::{guard, guard_async};
 use crate::error::PrismError;
 use crate::json::Fields;
 use crate::store::{
     self, CheckpointStore, HostCaller, HostCheckpointStore, HostOp, MemoryLimits, MemoryStore,
 };
-use napi::bindgen_prelude::{Promise, PromiseRaw, ToNapiValue};
+use napi::bindgen_prelude::Promise;
 use napi::threadsafe_function::ThreadsafeFunction;
 use napi::Env;
 use napi::Status;
@@ -36,77 +37,61 @@ fn to_json<T: serde::Serialize>(v: &T) -> crate::error::Result<String> {
         .map_err(|e| PrismError::internal(format!("cannot encode a result: {e}")))
 }
 
-/// Admit the operation now (on the JS thread, so `close()` waits for it), then run it on
-/// tokio under the panic guard.
-fn spawn_admitted<'env, T, F>(
-    env: &'env Env,
-    store: &Arc<dyn CheckpointStore>,
-    op: impl FnOnce(Arc<dyn CheckpointStore>) -> F,
-) -> napi::Result<PromiseRaw<'env, T>>
-where
-    T: ToNapiValue + Send + 'static,
-    F: std::future::Future<Output = crate::error::Result<T>> + Send + 'static,
-{
-    let ticket = store.admit().map_err(super::to_js_error)?;
-    let fut = op(store.clone());
-    env.spawn_future(guard_async(async move {
-        let out = fut.await;
-        drop(ticket);
-        out
-    }))
+/// The store operation a `start` call names (`js/store.js` numbers them so).
+const SAVE: u32 = 0;
+const LOAD: u32 = 1;
+const LIST: u32 = 2;
+const DELETE: u32 = 3;
+
+async fn run_op(
+    inner: Arc<dyn CheckpointStore>,
+    op: u32,
+    input: String,
+) -> crate::error::Result<String> {
+    match op {
+        SAVE => {
+            let req = store::parse_save(&input)?;
+            to_json(&inner.save(req).await?)
+        }
+        LOAD => {
+            let key = store::parse_key(&input)?;
+            to_json(&inner.load(&key).await?)
+        }
+        LIST => {
+            let q = store::parse_list(&input)?;
+            to_json(&inner.list(q).await?)
+        }
+        DELETE => {
+            let (key, expected) = store::parse_delete(&input)?;
+            to_json(&inner.delete(&key, expected).await?)
+        }
+        other => Err(PrismError::internal(format!(
+            "unknown store operation {other}"
+        ))),
+    }
 }
 
 #[napi]
 impl CheckpointStoreHandle {
-    /// `saveCheckpoint(input)`: JSON text of the input, JSON text of the checkpoint.
-    #[napi(ts_return_type = "Promise<string>")]
-    pub fn save_checkpoint<'env>(
+    /// Start store operation `op` (0 save, 1 load, 2 list, 3 delete) on the JSON text of
+    /// its input: the result's JSON text when it finished on this thread, else `null` and
+    /// the text arrives through the port's `done(token, …)` (see `calls.rs`). Admitted
+    /// synchronously, so a `close()` after this call waits for it.
+    #[napi(ts_return_type = "string | null")]
+    pub fn start(
         &self,
-        env: &'env Env,
+        env: &Env,
+        port: &CallPort,
+        op: u32,
         input: String,
-    ) -> napi::Result<PromiseRaw<'env, String>> {
-        spawn_admitted(env, &self.inner, |inner| async move {
-            let req = store::parse_save(&input)?;
-            to_json(&inner.save(req).await?)
-        })
-    }
-
-    /// `loadCheckpoint(input)`: JSON text of the checkpoint, or `"null"`.
-    #[napi(ts_return_type = "Promise<string>")]
-    pub fn load_checkpoint<'env>(
-        &self,
-        env: &'env Env,
-        input: String,
-    ) -> napi::Result<PromiseRaw<'env, String>> {
-        spawn_admitted(env, &self.inner, |inner| async move {
-            let key = store::parse_key(&input)?;
-            to_json(&inner.load(&key).await?)
-        })
-    }
-
-    /// `listCheckpoints(input)`: JSON text of `{ items, nextCursor? }`.
-    #[napi(ts_return_type = "Promise<string>")]
-    pub fn list_checkpoints<'env>(
-        &self,
-        env: &'env Env,
-        input: String,
-    ) -> napi::Result<PromiseRaw<'env, String>> {
-        spawn_admitted(env, &self.inner, |inner| async move {
-            let q = store::parse_list(&input)?;
-            to_json(&inner.list(q).await?)
-        })
-    }
-
-    /// `deleteCheckpoint(input)`: whether a checkpoint was deleted.
-    #[napi(ts_return_type = "Promise<boolean>")]
-    pub fn delete_checkpoint<'env>(
-        &self,
-        env: &'env Env,
-        input: String,
-    ) -> napi::Result<PromiseRaw<'env, bool>> {
-        spawn_admitted(env, &self.inner, |inner| async move {
-            let (key, expected) = store::parse_delete(&input)?;
-            inner.delete(&key, expected).await
+        token: u32,
+    ) -> napi::Result<Option<String>> {
+        let ticket = self.inner.admit().map_err(super::to_js_error)?;
+        let inner = self.inner.clone();
+        port.start(env, token, async move {
+            let out = run_op(inner, op, input).await;
+            drop(ticket);
+            out
         })
     }
 }
@@ -236,11 +221,16 @@ impl SqlitePersistenceHandle {
         guard_async(async move { inner.query_strings("PRAGMA integrity_check".into()).await }).await
     }
 
-    /// Refuse new work, wait for work in flight, close the database. Idempotent.
-    #[napi]
-    pub async fn close(&self) -> napi::Result<()> {
+    /// Refuse every operation requested from now on (at once, on this thread), wait for
+    /// work in flight, close the database. Idempotent. Completes like a store call.
+    #[napi(ts_return_type = "string | null")]
+    pub fn close(&self, env: &Env, port: &CallPort, token: u32) -> napi::Result<Option<String>> {
+        self.inner.begin_close();
         let inner = self.inner.clone();
-        guard_async(async move { inner.close().await }).await
+        port.start(env, token, async move {
+            inner.close().await?;
+            Ok("null".to_string())
+        })
     }
 }
 
@@ -299,11 +289,16 @@ impl PostgresPersistenceHandle {
         CheckpointStoreHandle::new(self.checkpoints.clone())
     }
 
-    /// Refuse new work, wait for work in flight, close the pool. Idempotent.
-    #[napi]
-    pub async fn close(&self) -> napi::Result<()> {
+    /// Refuse every operation requested from now on (at once, on this thread), wait for
+    /// work in flight, close the pool. Idempotent. Completes like a store call.
+    #[napi(ts_return_type = "string | null")]
+    pub fn close(&self, env: &Env, port: &CallPort, token: u32) -> napi::Result<Option<String>> {
+        self.inner.begin_close();
         let inner = self.inner.clone();
-        guard_async(async move { inner.close().await }).await
+        port.start(env, token, async move {
+            inner.close().await?;
+            Ok("null".to_string())
+        })
     }
 }
 

@@ -69,10 +69,16 @@ impl Lifecycle {
         Ok(gate)
     }
 
+    /// Refuse every admission from now on (called synchronously when the caller calls
+    /// `close()`, so a call made after it is refused even while earlier ones run).
+    pub(crate) fn begin_close(&self) {
+        self.admission().0 = true;
+    }
+
     /// Refuse new admissions, wait for the tickets out, then for operations inside, and
     /// mark closed. Answers `false` when it was closed already.
     pub(crate) async fn close(&self) -> bool {
-        self.admission().0 = true;
+        self.begin_close();
         loop {
             let drained = self.drained.notified();
             if self.admission().1 == 0 {

@@ -338,6 +338,12 @@ impl PostgresPersistence {
         })
     }
 
+    /// Refuse every operation requested from now on (synchronous); [`Self::close`]
+    /// then waits for the ones before.
+    pub fn begin_close(&self) {
+        self.shared.life.begin_close();
+    }
+
     /// Refuse new work, wait for work in flight, close the pool. Idempotent.
     pub async fn close(&self) -> Result<()> {
         self.shared.life.close().await;

@@ -28,13 +28,12 @@ use super::model::{
 use super::{invalid, BoxFuture, CheckpointStore};
 use crate::error::{ArtifactReason, ErrorKind, PrismError, Result};
 use crate::util::caps::{self, Cap};
-use crate::util::sync::lock;
 use crate::util::time::now_iso;
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{
     params, params_from_iter, Connection, ErrorCode, OpenFlags, OptionalExtension, Row,
 };
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Options of [`SqlitePersistence::new`].
@@ -74,9 +73,11 @@ impl SqliteOptions {
 }
 
 struct Shared {
+    #[cfg_attr(not(test), allow(dead_code))]
     options: SqliteOptions,
-    /// `None` before the first operation opens it, and after close.
-    conn: Mutex<Option<Connection>>,
+    /// The writer thread and the reader pool ([`conns`]); nothing is opened before the
+    /// first operation.
+    conns: Arc<conns::Conns>,
     life: Arc<Lifecycle>,
 }
 
@@ -312,8 +313,8 @@ impl SqlitePersistence {
     pub fn new(options: SqliteOptions) -> Self {
         Self {
             shared: Arc::new(Shared {
+                conns: Arc::new(conns::Conns::new(options.clone())),
                 options,
-                conn: Mutex::new(None),
                 life: Lifecycle::new("SQLite"),
             }),
         }
@@ -326,27 +327,27 @@ impl SqlitePersistence {
         })
     }
 
+    /// Refuse every operation requested from now on (synchronous); [`Self::close`]
+    /// then waits for the ones before.
+    pub fn begin_close(&self) {
+        self.shared.life.begin_close();
+    }
+
     /// Refuse new work, wait for work in flight, close the connection. Idempotent.
     pub async fn close(&self) -> Result<()> {
         if !self.shared.life.close().await {
             return Ok(());
         }
-        let shared = self.shared.clone();
-        let conn = tokio::task::spawn_blocking(move || {
-            let taken = lock(&shared.conn).take();
-            match taken {
-                Some(c) => c.close().map_err(|(_, e)| db_error(e)),
-                None => Ok(()),
-            }
-        })
-        .await;
-        conn.map_err(|e| PrismError::internal(format!("sqlite close task failed: {e}")))?
+        let conns = self.shared.conns.clone();
+        tokio::task::spawn_blocking(move || conns.close())
+            .await
+            .map_err(|e| PrismError::internal(format!("sqlite close task failed: {e}")))?
     }
 
     /// Run `sql` (a read-only query answering one text column) — for tests and tools
     /// such as `PRAGMA integrity_check`.
     pub async fn query_strings(&self, sql: String) -> Result<Vec<String>> {
-        run(&self.shared, move |conn| {
+        read(&self.shared, move |conn| {
             let mut stmt = conn.prepare(&sql).map_err(db_error)?;
             let rows = stmt
                 .query_map([], |r| r.get::<_, String>(0))
@@ -357,32 +358,46 @@ impl SqlitePersistence {
     }
 }
 
-async fn run<T, F>(shared: &Arc<Shared>, f: F) -> Result<T>
+/// Run `f` on a reader connection, on the blocking pool.
+async fn read<T, F>(shared: &Arc<Shared>, f: F) -> Result<T>
 where
     T: Send + 'static,
     F: FnOnce(&mut Connection) -> Result<T> + Send + 'static,
 {
     let gate = shared.life.enter().await?;
-    let inner = shared.clone();
-    let joined = tokio::task::spawn_blocking(move || {
-        let mut slot = lock(&inner.conn);
-        if slot.is_none() {
-            *slot = Some(open(&inner.options)?);
-        }
-        match slot.as_mut() {
-            Some(conn) => f(conn),
-            None => Err(PrismError::internal("sqlite: no connection")),
-        }
-    })
-    .await;
+    let conns = shared.conns.clone();
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    // The answer is sent inside the drain point, so the call waiting for it continues
+    // on this thread ([`crate::inline`]).
+    let spawned = tokio::task::spawn_blocking(move || {
+        crate::inline::drain_point(|| {
+            let _ = tx.send(conns.read(f));
+        })
+    });
+    drop(spawned);
+    let out = rx.await;
     drop(gate);
-    match joined {
+    match out {
         Ok(r) => r,
-        Err(e) if e.is_panic() => Err(PrismError::internal(
-            "internal error (a bug in prism-review): a SQLite task panicked",
+        Err(_) => Err(PrismError::internal(
+            "internal error (a bug in prism-review): a SQLite read task stopped",
         )),
-        Err(e) => Err(PrismError::internal(format!("sqlite task failed: {e}"))),
     }
+}
+
+/// Queue `f` for the writer (group commit); answers once its transaction committed.
+async fn write<T, F>(shared: &Arc<Shared>, f: F) -> Result<T>
+where
+    T: Send + 'static,
+    F: FnOnce(&mut Connection) -> Result<T> + Send + 'static,
+{
+    let gate = shared.life.enter().await?;
+    let rx = shared.conns.write(f)?;
+    let out = rx
+        .await
+        .map_err(|_| PrismError::internal("sqlite: the writer stopped before answering"));
+    drop(gate);
+    out?
 }
 
 fn to_i64(v: u64) -> i64 {
@@ -637,7 +652,7 @@ impl SqliteCheckpointStore {
             .as_ref()
             .map(|m| serde_json::to_string(m).unwrap_or_else(|_| "{}".into()));
         let texts = SaveTexts { value, metadata };
-        run(&self.shared, move |c| save_sync(c, req, texts)).await
+        write(&self.shared, move |c| save_sync(c, req, texts)).await
     }
 }
 
@@ -654,7 +669,7 @@ impl CheckpointStore for SqliteCheckpointStore {
         Box::pin(async move {
             key.validate()?;
             let k = key.clone();
-            run(&self.shared, move |c| load_sync(c, &k))
+            read(&self.shared, move |c| load_sync(c, &k))
                 .await
                 .map_err(busy_read)
         })
@@ -664,7 +679,7 @@ impl CheckpointStore for SqliteCheckpointStore {
         Box::pin(async move {
             query.validate()?;
             cursor::after(&query)?;
-            run(&self.shared, move |c| list_sync(c, &query))
+            read(&self.shared, move |c| list_sync(c, &query))
                 .await
                 .map_err(busy_read)
         })
@@ -678,10 +693,12 @@ impl CheckpointStore for SqliteCheckpointStore {
         Box::pin(async move {
             key.validate()?;
             let k = key.clone();
-            run(&self.shared, move |c| delete_sync(c, &k, expected_version)).await
+            write(&self.shared, move |c| delete_sync(c, &k, expected_version)).await
         })
     }
 }
+
+mod conns;
 
 #[cfg(test)]
 mod tests;

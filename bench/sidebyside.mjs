@@ -1,0 +1,295 @@
+// The reference-style workload of issue 13: single service and store calls, the
+// attach→revise→approve→get cycle, and 32 concurrent reviewers (attach+approve), on
+// prism-review and, when PRISM_BENCH_REFERENCE points at a build of @arnilo/prism 0.3.0
+// (its dist/ and packages/*/dist/), on the reference too, in the same process and run.
+// Every row is a ratio measured in that run; the machine is shared and noisy.
+import { performance, monitorEventLoopDelay } from 'node:perf_hooks'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createRequire } from 'node:module'
+import { pathToFileURL } from 'node:url'
+import { execFileSync } from 'node:child_process'
+import { fmt } from './util.mjs'
+
+const require = createRequire(import.meta.url)
+const ownership = { tenantId: 'bench' }
+const REVIEWERS = 32
+const SECRET = 'bench-secret-value'
+const LINK = 'bench-link-secret-0123456789abcdef'
+
+function ours() {
+  const prism = require('../index.js')
+  return {
+    name: 'prism-review',
+    memory: () => ({ store: prism.createMemoryCheckpointStore({ maxRecords: 1_000_000 }), close: async () => {} }),
+    sqlite: async (file) => {
+      const p = prism.createSqlitePersistence({ filename: file })
+      return { store: p.checkpoints, close: () => p.close() }
+    },
+    postgres: async (url, schema) => {
+      const p = prism.createPostgresPersistence({ connectionString: url, schema, maxConnections: 16 })
+      return { store: p.checkpoints, close: () => p.close() }
+    },
+    service: (store) => prism.createArtifactService(store, { redactor: prism.createSecretRedactor([SECRET]), linkSecret: LINK }),
+  }
+}
+
+async function reference(root) {
+  const load = (p) => import(pathToFileURL(join(root, p)).href)
+  const [core, server, sqlite, pg] = await Promise.all([
+    load('dist/index.js'),
+    load('packages/server/dist/artifacts.js'),
+    load('packages/session-store-sqlite/dist/index.js'),
+    load('packages/session-store-postgres/dist/index.js'),
+  ])
+  const impl = {
+    name: 'reference',
+    memory: () => ({ store: core.createMemoryCheckpointStore({ maxRecords: 1_000_000 }), close: async () => {} }),
+    sqlite: async (file) => {
+      const p = sqlite.createSqlitePersistence({ filename: file })
+      return { store: p.checkpoints, close: async () => p.close() }
+    },
+    postgres: async (url, schema) => {
+      const p = await pg.createPostgresPersistence({ connectionString: url, schema, poolMax: 16 })
+      return { store: p.checkpoints, close: () => p.close() }
+    },
+    service: (store) => server.createArtifactService(store, { redactor: core.createSecretRedactor([SECRET]), linkSecret: LINK }),
+  }
+  // The reference's SQLite store as shipped commits without fsync: better-sqlite3 builds
+  // SQLite with SQLITE_DEFAULT_WAL_SYNCHRONOUS=1 (NORMAL in WAL mode; `strace -c` counts
+  // 4 fsyncs per 100 commits). Ours keeps synchronous=FULL (one fsync per commit, or per
+  // group commit), so the reference is measured a second time with FULL set explicitly.
+  const Database = createRequire(join(root, 'packages/session-store-sqlite/package.json'))('better-sqlite3')
+  const full = {
+    name: 'reference (synchronous=FULL)',
+    sqlite: async (file) => {
+      const db = new Database(file)
+      db.pragma('journal_mode = WAL')
+      db.pragma('synchronous = FULL')
+      const p = sqlite.createSqlitePersistence({ database: db })
+      return { store: p.checkpoints, close: async () => { p.close(); db.close() } }
+    },
+    service: impl.service,
+  }
+  return [impl, full]
+}
+
+/** Runs `fn` with the event-loop delay sampled; returns ms and the p99 delay in ms. */
+async function timed(fn) {
+  const h = monitorEventLoopDelay({ resolution: 1 })
+  h.enable()
+  const t0 = performance.now()
+  await fn()
+  const ms = performance.now() - t0
+  h.disable()
+  return { ms, p99: h.percentile(99) / 1e6 }
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+
+let seq = 0
+const tid = (tag, i) => `${tag}-${seq}-${Math.floor(i / 40)}`
+const attachInput = (threadId, id) => ({ ownership, threadId, id, uri: `https://blob.example/${id}`, mime: 'text/markdown', hash: 'sha256:1' })
+
+/** µs per call of `call(i)` over `n` sequential calls (median of `rounds` batches), after `prep(n)`. */
+async function perCall(n, rounds, prep, call) {
+  const out = []
+  let p99 = 0
+  for (let r = 0; r < rounds; r++) {
+    seq++
+    const ctx = await prep(n)
+    const t = await timed(async () => {
+      for (let i = 0; i < n; i++) await call(ctx, i)
+    })
+    out.push((t.ms * 1000) / n)
+    p99 = Math.max(p99, t.p99)
+  }
+  return { us: median(out), p99 }
+}
+
+async function singleCalls(impl, store, n) {
+  const svc = impl.service(store)
+  const attachN = async (count) => {
+    const tag = `p${seq}`
+    const ids = []
+    for (let i = 0; i < count; i++) {
+      const rec = await svc.attach(attachInput(tid(tag, i), `a${i}`))
+      ids.push({ threadId: tid(tag, i), artifactId: rec.id })
+    }
+    return ids
+  }
+  const rows = {}
+  rows['service.get'] = await perCall(n, 3, async () => attachN(40), (ids, i) => svc.get({ ownership, ...ids[i % ids.length] }))
+  rows['store.loadCheckpoint'] = await perCall(
+    n,
+    3,
+    async () => {
+      await store.saveCheckpoint({ namespace: 'bench.cp', key: `k${seq}`, ...ownership, version: 1, value: { record: 'x'.repeat(400) } })
+      return `k${seq}`
+    },
+    (key) => store.loadCheckpoint({ namespace: 'bench.cp', key, ...ownership }),
+  )
+  rows['store.saveCheckpoint'] = await perCall(
+    n,
+    3,
+    async () => `s${seq}`,
+    (key, i) => store.saveCheckpoint({ namespace: 'bench.cp', key: `${key}-${i}`, ...ownership, version: 1, value: { record: 'x'.repeat(400) } }),
+  )
+  rows['service.attach'] = await perCall(n, 3, async () => `t${seq}`, (tag, i) => svc.attach(attachInput(tid(tag, i), `a${i}`)))
+  rows['service.approve'] = await perCall(n, 3, attachN, (ids, i) => svc.approve({ ownership, ...ids[i], version: 1, reviewer: 'user:bench' }))
+  return { svc, rows }
+}
+
+async function cycle(svc, threadId, id) {
+  const rec = await svc.attach(attachInput(threadId, id))
+  await svc.revise({ ownership, threadId, artifactId: rec.id, uri: `https://blob.example/${id}-v2`, hash: 'sha256:2' })
+  await svc.approve({ ownership, threadId, artifactId: rec.id, version: 2, reviewer: 'user:bench' })
+  await svc.get({ ownership, threadId, artifactId: rec.id })
+}
+
+async function cycles(svc, n) {
+  const ms = []
+  let p99 = 0
+  for (let r = 0; r < 3; r++) {
+    seq++
+    const tag = `c${seq}`
+    const t = await timed(async () => {
+      for (let i = 0; i < n; i++) await cycle(svc, tid(tag, i), `c${i}`)
+    })
+    ms.push(t.ms / n)
+    p99 = Math.max(p99, t.p99)
+  }
+  return { ms: median(ms), p99 }
+}
+
+/** 32 reviewers, each attaching and approving its own artifacts: ops (attach or approve) per second. */
+async function reviewers(svc, perReviewer) {
+  const rates = []
+  let p99 = 0
+  for (let r = 0; r < 3; r++) {
+    seq++
+    const tag = `r${seq}`
+    const t = await timed(() =>
+      Promise.all(
+        Array.from({ length: REVIEWERS }, async (_, w) => {
+          for (let i = 0; i < perReviewer; i++) {
+            const threadId = `${tag}-${w}-${Math.floor(i / 40)}`
+            const rec = await svc.attach(attachInput(threadId, `a${i}`))
+            await svc.approve({ ownership, threadId, artifactId: rec.id, version: 1, reviewer: `user:r${w}` })
+          }
+        }),
+      ),
+    )
+    rates.push((REVIEWERS * perReviewer * 2 * 1000) / t.ms)
+    p99 = Math.max(p99, t.p99)
+  }
+  return { perSec: median(rates), p99 }
+}
+
+/** A plain-JS Map lookup plus structuredClone of the same record (the floor for `get`). */
+async function mapFloor(record, n) {
+  const m = new Map([['k', record]])
+  const out = []
+  for (let r = 0; r < 3; r++) {
+    const t0 = performance.now()
+    for (let i = 0; i < n; i++) await structuredClone(m.get('k'))
+    out.push(((performance.now() - t0) * 1000) / n)
+  }
+  return median(out)
+}
+
+async function measureKind(impl, kind, open, sizes) {
+  const { store, close } = await open()
+  try {
+    const { svc, rows } = await singleCalls(impl, store, sizes.single)
+    const cyc = await cycles(svc, sizes.cycles)
+    const rev = await reviewers(svc, sizes.perReviewer)
+    return { rows, cyc, rev }
+  } finally {
+    await close()
+  }
+}
+
+function line(label, a, refs, unit, better, target) {
+  // `better`: 'lower' (latencies) or 'higher' (throughput); x = how many times ours beats that reference.
+  let text = `${label.padEnd(44)} ${fmt(a, 1).padStart(8)} ${unit}`
+  for (const [name, b] of refs) {
+    if (b === undefined) continue
+    const ratio = better === 'lower' ? b / a : a / b
+    const verdict = target === undefined || name !== 'reference' ? '' : ` (target x${target}: ${ratio >= target ? 'met' : 'NOT met'})`
+    text += ` | ${name} ${fmt(b, 1)} ${unit} x${fmt(ratio, 2)}${verdict}`
+  }
+  console.log(text)
+}
+
+export default async function sideBySide() {
+  const refRoot = process.env.PRISM_BENCH_REFERENCE
+  const impls = [ours()]
+  if (refRoot) impls.push(...(await reference(refRoot)))
+  else console.log('reference: not loaded (set PRISM_BENCH_REFERENCE to a build of @arnilo/prism 0.3.0 for side-by-side rows)')
+  const pgUrl = process.env.PRISM_TEST_POSTGRES_URL
+  const scale = Number(process.env.BENCH_SCALE ?? 1)
+  const dir = mkdtempSync(join(tmpdir(), 'prism-sbs-'))
+  const results = {}
+  // The machine's own event-loop noise, next to the p99 figures.
+  const idle = await timed(() => new Promise((r) => setTimeout(r, 1000)))
+  try {
+    const kinds = [
+      ['memory', (impl) => impl.memory(), { single: 2000, cycles: 500, perReviewer: 30 }],
+      ['sqlite', (impl) => impl.sqlite(join(dir, `${impl.name}.db`)), { single: 300, cycles: 150, perReviewer: 10 }],
+    ]
+    if (pgUrl) {
+      kinds.push([
+        'postgresql',
+        (impl) => {
+          const schema = `prism_sbs_${impl.name.replace(/\W/g, '_')}_${process.pid}`
+          return impl.postgres(pgUrl, schema).then(({ store, close }) => ({
+            store,
+            close: async () => {
+              await close()
+              execFileSync('psql', [pgUrl, '-qc', `DROP SCHEMA IF EXISTS "${schema}" CASCADE`], { stdio: 'ignore' })
+            },
+          }))
+        },
+        { single: 200, cycles: 100, perReviewer: 8 },
+      ])
+    } else console.log('postgresql: skipped (PRISM_TEST_POSTGRES_URL is not set)')
+    // PRISM_BENCH_STORES=memory,sqlite limits the stores measured.
+    const only = process.env.PRISM_BENCH_STORES?.split(',')
+    if (only) kinds.splice(0, kinds.length, ...kinds.filter(([k]) => only.includes(k)))
+    for (const [kind, open, base] of kinds) {
+      const sizes = Object.fromEntries(Object.entries(base).map(([k, v]) => [k, Math.max(4, Math.round(v * scale))]))
+      for (const impl of impls.filter((i) => i[kind === 'postgresql' ? 'postgres' : kind] !== undefined)) {
+        // Warm-up (JIT, pools, migrations), then the measured run.
+        await measureKind(impl, kind, open.bind(null, impl), { single: 50, cycles: 20, perReviewer: 2 })
+        results[`${impl.name}/${kind}`] = await measureKind(impl, kind, open.bind(null, impl), sizes)
+      }
+    }
+    const record = await (async () => {
+      const { store } = impls[0].memory()
+      const svc = impls[0].service(store)
+      await svc.attach(attachInput('floor', 'a1'))
+      return svc.get({ ownership, threadId: 'floor', artifactId: 'a1' })
+    })()
+    const floor = await mapFloor(record, 20000)
+    console.log('\n### reference-style workload (x = times faster than the reference; µs per call, sequential)')
+    for (const [kind] of kinds) {
+      const o = results[`prism-review/${kind}`]
+      const refs = impls.slice(1).map((i) => [i.name, results[`${i.name}/${kind}`]])
+      const single = kind === 'memory' ? 2 : kind === 'sqlite' ? 1 : undefined
+      for (const name of Object.keys(o.rows)) line(`${name} (${kind})`, o.rows[name].us, refs.map(([n, r]) => [n, r?.rows[name].us]), 'µs', 'lower', single)
+      line(`cycle attach→revise→approve→get (${kind})`, o.cyc.ms * 1000, refs.map(([n, r]) => [n, r && r.cyc.ms * 1000]), 'µs', 'lower', single)
+      line(`${REVIEWERS} reviewers attach+approve (${kind})`, o.rev.perSec, refs.map(([n, r]) => [n, r?.rev.perSec]), 'ops/s', 'higher', kind === 'sqlite' ? 3 : undefined)
+      const p99 = Math.max(o.cyc.p99, o.rev.p99, ...Object.values(o.rows).map((x) => x.p99))
+      console.log(`${`event-loop p99, prism-review (${kind})`.padEnd(44)} ${fmt(p99, 2).padStart(8)} ms  (target < 1 ms: ${p99 < 1 ? 'met' : 'NOT met'}; idle loop p99 ${fmt(idle.p99, 2)} ms)`)
+    }
+    if (!results['prism-review/memory']) return
+    const get = results['prism-review/memory'].rows['service.get'].us
+    console.log(
+      `${'Map.get + structuredClone of the record'.padEnd(44)} ${fmt(floor, 1).padStart(8)} µs  service.get (memory) = x${fmt(get / floor, 2)} of it (target ≤ x3: ${get <= 3 * floor ? 'met' : 'NOT met'})`,
+    )
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}

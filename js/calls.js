@@ -1,0 +1,42 @@
+'use strict'
+// The call path of native store and artifact calls (see src/napi/calls.rs): a call is
+// started with a token; when it finished on the calling thread its result text comes back
+// at once, otherwise it arrives later through the one completion callback of this
+// environment's port, which settles the promise kept under the token.
+
+const native = require('./native.js')
+const { translate } = require('./errors.js')
+
+/** token → { resolve, reject } of every outstanding native call. */
+const calls = new Map()
+let port
+let nextToken = 1
+
+// It must not hold the port: the port holds it strongly.
+function done(token, ok, text) {
+  const call = calls.get(token)
+  if (call === undefined) return
+  calls.delete(token)
+  if (ok) call.resolve(text)
+  else call.reject(translate(new Error(text)))
+}
+
+/**
+ * `start(port, token)` starts one native call → its result text, or a promise of it.
+ * A synchronous native failure is thrown, translated.
+ */
+function invoke(start) {
+  port ??= new native.CallPort(done)
+  const token = nextToken
+  nextToken = token >= 0xfffffff0 ? 1 : token + 1
+  let text
+  try {
+    text = start(port, token)
+  } catch (err) {
+    throw translate(err)
+  }
+  if (text !== null && text !== undefined) return text
+  return new Promise((resolve, reject) => calls.set(token, { resolve, reject }))
+}
+
+module.exports = { invoke }

@@ -1,0 +1,347 @@
+//! The connections of one SQLite persistence (issue 13).
+//!
+//! - **Writes** go to one writer thread with its own connection. It takes every write
+//!   queued while the previous batch committed and runs them in one `BEGIN IMMEDIATE`
+//!   transaction, each inside its own savepoint, then commits once: one fsync
+//!   (`synchronous=FULL` stays) for the whole batch (group commit). Each write keeps its
+//!   own outcome: a write that loses its compare-and-swap (or fails otherwise) is rolled
+//!   back to its savepoint, writes nothing and reports its own error; the others commit.
+//!   No caller hears of success before the commit that made its write durable returned;
+//!   when that commit fails, every write of the batch reports the failure.
+//! - **Reads** run on tokio's blocking pool over a small pool of reader connections; in
+//!   WAL mode they never queue behind the writer, and they see every committed write.
+
+use super::{db_error, open, SqliteOptions};
+use crate::error::{PrismError, Result};
+use crate::util::sync::lock;
+use rusqlite::Connection;
+use std::sync::mpsc;
+use std::sync::Mutex;
+use tokio::sync::oneshot;
+
+/// What a write reports once its batch's commit returned (`Some`: the commit failed).
+type Reply = Box<dyn FnOnce(Option<&PrismError>) + Send>;
+/// One queued write: run on the writer's connection (or told why it cannot run); answers
+/// whether it succeeded (else its savepoint is rolled back) and its reply.
+type Job =
+    Box<dyn FnOnce(std::result::Result<&mut Connection, PrismError>) -> (bool, Reply) + Send>;
+
+/// Most writes one transaction takes.
+const MAX_BATCH: usize = 256;
+/// Reader connections kept open for reuse.
+const MAX_IDLE_READERS: usize = 8;
+
+pub(super) struct Conns {
+    options: SqliteOptions,
+    /// The writer thread's queue; `None` before the first write and after close.
+    writer: Mutex<Option<(mpsc::Sender<Job>, std::thread::JoinHandle<()>)>>,
+    readers: Mutex<Vec<Connection>>,
+    /// Set once a connection opened the file fully (WAL, schema): later readers skip that.
+    ready: std::sync::atomic::AtomicBool,
+    closed: Mutex<bool>,
+}
+
+impl Conns {
+    pub(super) fn new(options: SqliteOptions) -> Self {
+        Self {
+            options,
+            writer: Mutex::new(None),
+            readers: Mutex::new(Vec::new()),
+            ready: std::sync::atomic::AtomicBool::new(false),
+            closed: Mutex::new(false),
+        }
+    }
+
+    fn closed_error() -> PrismError {
+        super::invalid("the SQLite persistence is closed")
+    }
+
+    /// Queue `f` for the writer; the receiver answers once its batch committed.
+    pub(super) fn write<T, F>(&self, f: F) -> Result<oneshot::Receiver<Result<T>>>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T> + Send + 'static,
+    {
+        let (job, rx) = job(f);
+        if *lock(&self.closed) {
+            return Err(Self::closed_error());
+        }
+        let mut writer = lock(&self.writer);
+        if writer.is_none() {
+            let (send, recv) = mpsc::channel::<Job>();
+            let options = self.options.clone();
+            let thread = std::thread::Builder::new()
+                .name("prism-sqlite-writer".into())
+                .spawn(move || writer_loop(&options, &recv))
+                .map_err(|e| {
+                    PrismError::internal(format!("cannot start the SQLite writer: {e}"))
+                })?;
+            *writer = Some((send, thread));
+        }
+        match writer.as_ref() {
+            Some((send, _)) => send
+                .send(job)
+                .map_err(|_| PrismError::internal("sqlite: the writer has stopped"))?,
+            None => return Err(PrismError::internal("sqlite: no writer")),
+        }
+        Ok(rx)
+    }
+
+    /// Run `f` on a reader connection (blocking: call from the blocking pool).
+    pub(super) fn read<T>(&self, f: impl FnOnce(&mut Connection) -> Result<T>) -> Result<T> {
+        if *lock(&self.closed) {
+            return Err(Self::closed_error());
+        }
+        let pooled = lock(&self.readers).pop();
+        let mut conn = match pooled {
+            Some(c) => c,
+            None => self.open_reader()?,
+        };
+        let out = f(&mut conn);
+        let mut idle = lock(&self.readers);
+        if idle.len() < MAX_IDLE_READERS && !*lock(&self.closed) {
+            idle.push(conn);
+        }
+        out
+    }
+
+    /// A reader connection: the first one opens the file fully (WAL mode and schema, as
+    /// the writer does); the others only open it, with the busy timeout.
+    fn open_reader(&self) -> Result<Connection> {
+        use std::sync::atomic::Ordering;
+        if !self.ready.load(Ordering::Acquire) {
+            let conn = open(&self.options)?;
+            self.ready.store(true, Ordering::Release);
+            return Ok(conn);
+        }
+        let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
+            | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | rusqlite::OpenFlags::SQLITE_OPEN_URI;
+        let conn = Connection::open_with_flags(&self.options.filename, flags).map_err(db_error)?;
+        conn.busy_timeout(self.options.busy_timeout)
+            .map_err(db_error)?;
+        conn.set_prepared_statement_cache_capacity(64);
+        Ok(conn)
+    }
+
+    /// Stop the writer once it drained its queue, close every connection (blocking).
+    pub(super) fn close(&self) -> Result<()> {
+        *lock(&self.closed) = true;
+        let writer = lock(&self.writer).take();
+        if let Some((send, thread)) = writer {
+            drop(send);
+            thread
+                .join()
+                .map_err(|_| PrismError::internal("sqlite: the writer thread panicked"))?;
+        }
+        let readers = std::mem::take(&mut *lock(&self.readers));
+        for conn in readers {
+            conn.close().map_err(|(_, e)| db_error(e))?;
+        }
+        Ok(())
+    }
+}
+
+/// A write as the writer runs it, and the receiver of its outcome.
+fn job<T, F>(f: F) -> (Job, oneshot::Receiver<Result<T>>)
+where
+    T: Send + 'static,
+    F: FnOnce(&mut Connection) -> Result<T> + Send + 'static,
+{
+    let (tx, rx) = oneshot::channel();
+    let job: Job = Box::new(move |conn| {
+        let out = conn.and_then(f);
+        let ok = out.is_ok();
+        let reply: Reply = Box::new(move |commit_failed| {
+            let out = match (out, commit_failed) {
+                (Ok(_), Some(e)) => Err(e.clone()),
+                (out, _) => out,
+            };
+            let _ = tx.send(out);
+        });
+        (ok, reply)
+    });
+    (job, rx)
+}
+
+fn writer_loop(options: &SqliteOptions, recv: &mpsc::Receiver<Job>) {
+    let mut conn: Option<Connection> = None;
+    while let Ok(first) = recv.recv() {
+        let mut batch = vec![first];
+        while batch.len() < MAX_BATCH {
+            match recv.try_recv() {
+                Ok(job) => batch.push(job),
+                Err(_) => break,
+            }
+        }
+        if conn.is_none() {
+            match open(options) {
+                Ok(c) => conn = Some(c),
+                Err(e) => {
+                    crate::inline::drain_point(|| fail_all(batch, &e));
+                    continue;
+                }
+            }
+        }
+        if let Some(c) = conn.as_mut() {
+            // The calls waiting for this batch continue here once it answered them.
+            crate::inline::drain_point(|| run_batch(c, batch));
+        }
+    }
+    if let Some(c) = conn {
+        let _ = c.close();
+    }
+}
+
+fn fail_all(batch: Vec<Job>, e: &PrismError) {
+    for job in batch {
+        let (_, reply) = job(Err(e.clone()));
+        reply(None);
+    }
+}
+
+/// One transaction for the batch, one savepoint per write, one commit.
+fn run_batch(conn: &mut Connection, batch: Vec<Job>) {
+    if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
+        return fail_all(batch, &db_error(e));
+    }
+    let mut replies = Vec::with_capacity(batch.len());
+    let mut broken: Option<PrismError> = None;
+    for job in batch {
+        if let Some(e) = &broken {
+            let (_, reply) = job(Err(e.clone()));
+            replies.push(reply);
+            continue;
+        }
+        if let Err(e) = conn.execute_batch("SAVEPOINT w") {
+            broken = Some(db_error(e));
+            let (_, reply) = job(Err(broken
+                .clone()
+                .unwrap_or_else(|| PrismError::internal("sqlite"))));
+            replies.push(reply);
+            continue;
+        }
+        let (ok, reply) = job(Ok(&mut *conn));
+        let end = if ok {
+            "RELEASE w"
+        } else {
+            "ROLLBACK TO w; RELEASE w"
+        };
+        if let Err(e) = conn.execute_batch(end) {
+            broken = Some(db_error(e));
+        }
+        replies.push(reply);
+    }
+    let commit_failed = match broken {
+        Some(e) => Some(e),
+        None => conn.execute_batch("COMMIT").err().map(db_error),
+    };
+    if commit_failed.is_some() && !conn.is_autocommit() {
+        let _ = conn.execute_batch("ROLLBACK");
+    }
+    for reply in replies {
+        reply(commit_failed.as_ref());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+    use crate::store::model::{CheckpointKey, Ownership, SaveCheckpoint};
+    use serde_json::json;
+
+    fn save(key: &str, version: u64, expected: Option<u64>, tag: &str) -> SaveCheckpoint {
+        SaveCheckpoint {
+            namespace: "n".into(),
+            key: key.into(),
+            owner: Ownership::default(),
+            version,
+            expected_version: expected,
+            fencing_token: None,
+            value: json!({ "tag": tag }),
+            category: None,
+            metadata: None,
+            signal: None,
+        }
+    }
+
+    fn queued(req: SaveCheckpoint) -> (Job, oneshot::Receiver<Result<crate::store::Checkpoint>>) {
+        let value = req.value.to_string();
+        job(move |c| {
+            super::super::save_sync(
+                c,
+                req,
+                super::super::SaveTexts {
+                    value,
+                    metadata: None,
+                },
+            )
+        })
+    }
+
+    /// Issue 13: writes sharing one transaction and one commit each keep their own
+    /// compare-and-swap outcome; the losers report a conflict and persist nothing.
+    #[test]
+    fn group_committed_writes_that_lose_their_cas_report_conflict_and_persist_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("g.db");
+        let options = SqliteOptions::new(file.to_str().unwrap(), None).unwrap();
+        let mut conn = open(&options).unwrap();
+        let (seed, rx) = queued(save("a", 1, Some(0), "seed"));
+        run_batch(&mut conn, vec![seed]);
+        rx.blocking_recv().unwrap().unwrap();
+        // One batch: the first CAS on "a" wins, the second (same expected version)
+        // loses, a create-only write of an existing key loses, a fresh key commits.
+        let (w1, r1) = queued(save("a", 2, Some(1), "winner"));
+        let (w2, r2) = queued(save("a", 2, Some(1), "loser"));
+        let (w3, r3) = queued(save("a", 9, Some(0), "create-only loser"));
+        let (w4, r4) = queued(save("b", 1, Some(0), "fresh"));
+        run_batch(&mut conn, vec![w1, w2, w3, w4]);
+        assert_eq!(r1.blocking_recv().unwrap().unwrap().version, 2);
+        for r in [r2, r3] {
+            let e = r.blocking_recv().unwrap().unwrap_err();
+            assert_eq!(e.kind, ErrorKind::CheckpointConflict, "{e}");
+        }
+        assert_eq!(r4.blocking_recv().unwrap().unwrap().version, 1);
+        // What is on disk, read through a second connection: the winner and the fresh
+        // key, nothing of the losers.
+        let mut other = open(&options).unwrap();
+        let key = |k: &str| CheckpointKey::new("n", k, &Ownership::default());
+        let a = super::super::load_sync(&mut other, &key("a"))
+            .unwrap()
+            .unwrap();
+        assert_eq!((a.version, a.value), (2, json!({ "tag": "winner" })));
+        let b = super::super::load_sync(&mut other, &key("b"))
+            .unwrap()
+            .unwrap();
+        assert_eq!(b.value, json!({ "tag": "fresh" }));
+        let n: i64 = other
+            .query_row("SELECT count(*) FROM prism_checkpoints", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(n, 2);
+    }
+
+    /// A batch whose commit fails reports the failure to every write, even those whose
+    /// statements succeeded, and persists none of them.
+    #[test]
+    fn a_failed_commit_fails_every_write_of_the_batch() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f.db");
+        let options = SqliteOptions::new(file.to_str().unwrap(), None).unwrap();
+        let mut conn = open(&options).unwrap();
+        let (w1, r1) = queued(save("a", 1, Some(0), "first"));
+        // A write that ends the transaction behind the writer's back: the savepoint
+        // release fails, so the batch cannot commit.
+        let (w2, r2) = job(|c: &mut Connection| {
+            c.execute_batch("ROLLBACK").map_err(db_error)?;
+            Ok(())
+        });
+        run_batch(&mut conn, vec![w1, w2]);
+        assert!(r1.blocking_recv().unwrap().is_err());
+        assert!(r2.blocking_recv().unwrap().is_err());
+        let mut other = open(&options).unwrap();
+        let key = CheckpointKey::new("n", "a", &Ownership::default());
+        assert!(super::super::load_sync(&mut other, &key).unwrap().is_none());
+    }
+}
