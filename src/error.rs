@@ -24,6 +24,10 @@ pub enum ErrorKind {
     Type,
     /// A bug: a panic or an invariant that cannot hold. `ERR_PRISM_INTERNAL`.
     Internal,
+    /// The store's backend failed (a dropped or refused database connection, a disk
+    /// full, a lock held past the busy timeout): not the caller's fault, retryable.
+    /// `ERR_PRISM_STORE_UNAVAILABLE`, an `Error`.
+    StoreUnavailable,
 }
 
 macro_rules! string_enum {
@@ -144,6 +148,9 @@ impl PrismError {
     pub fn internal(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Internal, message)
     }
+    pub fn store_unavailable(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::StoreUnavailable, message)
+    }
 
     /// The JavaScript class name this error becomes.
     pub fn class_name(&self) -> &'static str {
@@ -155,7 +162,7 @@ impl PrismError {
             ErrorKind::Body(_) => "ArtifactBodyStoreError",
             ErrorKind::Range => "RangeError",
             ErrorKind::Type => "TypeError",
-            ErrorKind::Internal => "Error",
+            ErrorKind::Internal | ErrorKind::StoreUnavailable => "Error",
         }
     }
 
@@ -170,6 +177,7 @@ impl PrismError {
             ErrorKind::Range => "ERR_OUT_OF_RANGE".into(),
             ErrorKind::Type => "ERR_INVALID_ARG_TYPE".into(),
             ErrorKind::Internal => "ERR_PRISM_INTERNAL".into(),
+            ErrorKind::StoreUnavailable => STORE_UNAVAILABLE.into(),
         }
     }
 
@@ -181,6 +189,9 @@ impl PrismError {
         }
     }
 }
+
+/// The `code` of a store backend failure: retry the call, nothing else.
+pub const STORE_UNAVAILABLE: &str = "ERR_PRISM_STORE_UNAVAILABLE";
 
 /// Result alias used across the core.
 pub type Result<T, E = PrismError> = std::result::Result<T, E>;

@@ -325,7 +325,10 @@ async fn rejecting_the_validated_revision_revokes_it() {
     run(&svc, "approve", d(3)).await.unwrap();
     let rec = run(&svc, "reject", d(3)).await.unwrap();
     assert_eq!(rec["lastValidatedVersion"], 1);
-    assert_eq!(run(&svc, "lastValidated", q.clone()).await.unwrap()["version"], 1);
+    assert_eq!(
+        run(&svc, "lastValidated", q.clone()).await.unwrap()["version"],
+        1
+    );
     // Rejecting another version (v2) never clears it.
     let rec = run(&svc, "reject", d(2)).await.unwrap();
     assert_eq!(rec["lastValidatedVersion"], 1);
