@@ -138,7 +138,7 @@ test('one key space: a cross-owner collision is answered exactly as not_found, o
   assert.equal(store.records.get('prism.artifact\u0000thread-1:taken').value.tenantId, 't1', 'the owner\'s record is untouched')
 
   const handler = createArtifactHandler({ service: svc, linkSecret: LINK_SECRET, authorize: () => ({ ownership: other }) })
-  const post = (path, body) => handler(new Request(`https://x.test/prism/artifacts${path}`, { method: 'POST', body: JSON.stringify(body) }))
+  const post = (path, body) => handler(new Request(`https://x.test/prism/artifacts${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }))
   const httpTaken = await post('/thread-1', { id: 'taken', ...doc })
   const httpMissing = await handler(new Request('https://x.test/prism/artifacts/thread-1/taken'))
   assert.deepEqual([httpTaken.status, await httpTaken.json()], [httpMissing.status, await httpMissing.json()])

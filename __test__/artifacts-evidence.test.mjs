@@ -85,6 +85,31 @@ test('approve stamps evidenceDigest; approvalEvidenceIntact detects a changed ci
   assert.equal(artifactApprovalState(rec), 'approved')
 })
 
+test('rejecting the validated revision revokes it (issue 17 point 1)', async () => {
+  const svc = createArtifactService(createMemoryCheckpointStore(), { redactor: createSecretRedactor([]), linkSecret: LINK_SECRET })
+  const ref = { ownership, threadId: 't', artifactId: 'a' }
+  const decide = (op, version) => svc[op]({ ...ref, version, reviewer: 'user:r' })
+  await svc.attach({ ownership, threadId: 't', id: 'a', uri: 'https://x/1', mime: 'm', hash: 'h1' })
+  await decide('approve', 1)
+  const revoked = await decide('reject', 1)
+  assert.equal(revoked.lastValidatedVersion, undefined)
+  assert.equal(Object.hasOwn(revoked, 'lastValidatedVersion'), false, 'absent, not null')
+  assert.equal(approvalEvidenceIntact(revoked), false)
+  await assert.rejects(svc.lastValidated(ref), isReason('not_validated'))
+  await svc.revise({ ...ref, uri: 'https://x/2', hash: 'h2' })
+  assert.equal((await svc.deliveryLink(ref)).token.version, 2, 'the default is the latest, not the revoked one')
+  // Falls back to the newest version whose latest decision is approved.
+  await decide('approve', 1)
+  await decide('approve', 2)
+  assert.equal((await decide('reject', 2)).lastValidatedVersion, 1)
+  assert.equal((await svc.lastValidated(ref)).version, 1)
+  assert.equal((await svc.deliveryLink(ref)).token.version, 1)
+  // Rejecting a version that is not the validated one never clears it (seed 001).
+  await svc.revise({ ...ref, uri: 'https://x/3', hash: 'h3' })
+  assert.equal((await decide('reject', 3)).lastValidatedVersion, 1)
+  assert.equal((await svc.lastValidated(ref)).version, 1)
+})
+
 // An independent implementation of the documented link format, written here with
 // node:crypto only: base64url of the token's JSON text, ".", base64url of HMAC-SHA256
 // keyed with the secret's UTF-8 bytes over that payload text.

@@ -66,7 +66,8 @@ const GOOD = {
   revise: { ...ref, uri: 'https://blob.example/v2', hash: 'sha256:bbb' },
   compare: { ...ref, from: 1, to: 2 },
   approve: { ...ref, version: 1, reviewer: 'user:r' },
-  reject: { ...ref, version: 1, reviewer: 'user:r' },
+  // Version 2: rejecting the validated version 1 would revoke it (issue 17 point 1).
+  reject: { ...ref, version: 2, reviewer: 'user:r' },
   lastValidated: ref,
   deliveryLink: ref,
 }

@@ -36,7 +36,8 @@ function makeAuthorize(log = []) {
   }
 }
 
-const json = (body) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+const JSON_TYPE = { 'content-type': 'application/json' }
+const json = (body) => ({ method: 'POST', headers: JSON_TYPE, body: JSON.stringify(body) })
 
 describe('createArtifactHandler options', () => {
   const base = { service: noop, authorize: () => false, linkSecret }
@@ -198,11 +199,11 @@ for (const kind of KINDS) describe(`routes and statuses over node:http (${kind.n
 
   test('400: malformed JSON, non-object bodies, wrongly typed fields, invalid ids, bad query', async () => {
     const cases = [
-      ['/thread-1/a1/approve', { method: 'POST', body: '{"version":' }, 'invalid_json'],
-      ['/thread-1/a1/approve', { method: 'POST', body: '[1,2]' }, 'invalid_input'],
-      ['/thread-1/a1/approve', { method: 'POST', body: '"x"' }, 'invalid_input'],
-      ['/thread-1/a1/approve', { method: 'POST', body: 'null' }, 'invalid_input'],
-      ['/thread-1/a1/approve', { method: 'POST', body: Buffer.from([0x7b, 0xff, 0x7d]) }, 'invalid_json'],
+      ['/thread-1/a1/approve', { method: 'POST', headers: JSON_TYPE, body: '{"version":' }, 'invalid_json'],
+      ['/thread-1/a1/approve', { method: 'POST', headers: JSON_TYPE, body: '[1,2]' }, 'invalid_input'],
+      ['/thread-1/a1/approve', { method: 'POST', headers: JSON_TYPE, body: '"x"' }, 'invalid_input'],
+      ['/thread-1/a1/approve', { method: 'POST', headers: JSON_TYPE, body: 'null' }, 'invalid_input'],
+      ['/thread-1/a1/approve', { method: 'POST', headers: JSON_TYPE, body: Buffer.from([0x7b, 0xff, 0x7d]) }, 'invalid_json'],
       ['/thread-1/a1/approve', json({ version: 'two' }), 'invalid_input'],
       ['/thread-1/a1/approve', json({ version: '-2' }), 'invalid_input'],
       ['/thread-1/a1/approve', json({}), 'invalid_input'],
@@ -351,7 +352,7 @@ for (const kind of KINDS) describe(`routes and statuses over node:http (${kind.n
   test('413: a declared Content-Length over the cap is refused before authorize or reading', async () => {
     authLog.length = 0
     const big = JSON.stringify({ version: 1, note: 'x'.repeat(70 * 1024) })
-    const r = await fetch(url('/thread-1/a1/approve'), { method: 'POST', body: big })
+    const r = await fetch(url('/thread-1/a1/approve'), { method: 'POST', headers: JSON_TYPE, body: big })
     assert.equal(r.status, 413)
     assert.equal((await r.json()).error.code, 'body_too_large')
     assert.equal(authLog.length, 0)
@@ -380,7 +381,7 @@ test('download verifies links under the service\'s own deliveryLinkTokenBytes ca
 test('a ttlSeconds over the cap is a RangeError from the service: 400', async () => {
   const service = createRealService({ linkSecret })
   const handler = createArtifactHandler({ service, authorize: () => OWNER, linkSecret })
-  const post = (path, body) => handler(new Request(`http://h/prism/artifacts${path}`, { method: 'POST', body: JSON.stringify(body) }))
+  const post = (path, body) => handler(new Request(`http://h/prism/artifacts${path}`, { method: 'POST', headers: JSON_TYPE, body: JSON.stringify(body) }))
   assert.equal((await post('/t', { id: 'a', uri: 'https://x', mime: 'm', hash: 'h', size: '12', changeNote: 'n', producerRunId: 'run:1' })).status, 201)
   await assert.rejects(service.deliveryLink({ ownership: OWNER, threadId: 't', artifactId: 'a', ttlSeconds: 999_999 }), RangeError)
   const r = await post('/t/a/delivery-link', { ttlSeconds: 999_999 })
@@ -408,7 +409,7 @@ describe('body cap is enforced while streaming', () => {
         c.enqueue(chunk)
       },
     })
-    const r = await handler(new Request('http://h/prism/artifacts/t/a/approve', { method: 'POST', body, duplex: 'half' }))
+    const r = await handler(new Request('http://h/prism/artifacts/t/a/approve', { method: 'POST', headers: JSON_TYPE, body, duplex: 'half' }))
     assert.equal(r.status, 413)
     assert.ok(pulled <= 1000 + 100 + 200, `pulled ${pulled} bytes of an endless body`)
   })
@@ -433,7 +434,7 @@ describe('body cap is enforced while streaming', () => {
           c.enqueue(chunk)
         },
       })
-      const r = await fetch(srv.url + '/prism/artifacts/t/a/approve', { method: 'POST', body, duplex: 'half' })
+      const r = await fetch(srv.url + '/prism/artifacts/t/a/approve', { method: 'POST', headers: JSON_TYPE, body, duplex: 'half' })
       assert.equal(r.status, 413)
       assert.equal(r.headers.get('connection'), 'close')
       assert.equal(finished, false, 'the response arrived while the client was still sending')
@@ -450,7 +451,7 @@ describe('body cap is enforced while streaming', () => {
     try {
       const sock = net.connect(srv.port, '127.0.0.1')
       await new Promise((r) => sock.once('connect', r))
-      sock.write('POST /prism/artifacts/t/a/approve HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n')
+      sock.write('POST /prism/artifacts/t/a/approve HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n')
       const piece = 'x'.repeat(16 * 1024)
       for (let i = 0; i < 5; i++) sock.write(`${piece.length.toString(16)}\r\n${piece}\r\n`)
       // The body is never terminated: a server that buffered the whole body would never answer.
@@ -624,7 +625,7 @@ describe('a slow client is cut off', () => {
       let reply = ''
       sock.on('data', (d) => (reply += d))
       const closed = new Promise((r) => sock.once('close', r))
-      sock.write('POST /prism/artifacts/t/a/approve HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"ver')
+      sock.write('POST /prism/artifacts/t/a/approve HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"ver')
       // Never send the rest: the server, not the client, has to end this.
       await closed
       assert.ok(authSignal, 'authorize ran')

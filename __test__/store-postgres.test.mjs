@@ -24,7 +24,8 @@ after(() => {
 test('options: wrong types are invalid_input, numbers out of range are RangeErrors, nothing leaks the password', () => {
   for (const options of [undefined, null, 'postgres://x', {}, { connectionString: 5 }, { connectionString: '' },
     { connectionString: 'postgres://u:pw@h:notaport/db' }, { connectionString: 'postgres://h/db', schema: 'a;drop table x' },
-    { connectionString: 'postgres://h/db', schema: 7 }, { connectionString: 'postgres://h/db', other: 1 }]) {
+    { connectionString: 'postgres://h/db', schema: 7 }, { connectionString: 'postgres://h/db', other: 1 },
+    { connectionString: 'postgres://' }, { connectionString: ' ' }, { connectionString: 'postgres://h/db' }]) {
     assert.throws(() => createPostgresPersistence(options), (e) => isInvalid(e) && !/pw@/.test(e.message), JSON.stringify(options))
   }
   for (const extra of [{ maxConnections: 0 }, { maxConnections: 101 }, { maxConnections: 1.5 }, { connectTimeoutMs: 0 }, { connectTimeoutMs: NaN }]) {
@@ -36,7 +37,7 @@ test('an unreachable server is a typed error without credentials; close is idemp
   const p = createPostgresPersistence({ connectionString: 'postgres://me:hunter2secret@127.0.0.1:1/db', connectTimeoutMs: 2000 })
   await assert.rejects(
     p.checkpoints.loadCheckpoint({ namespace: 'n', key: 'k', userId: 'u' }),
-    (e) => e.code === 'ERR_PRISM_INTERNAL' && /^postgres/.test(e.message) && !e.message.includes('hunter2secret'),
+    (e) => e.code === 'ERR_PRISM_STORE_UNAVAILABLE' && /^postgres/.test(e.message) && !e.message.includes('hunter2secret'),
   )
   await p.close()
   await p.close()

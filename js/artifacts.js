@@ -11,7 +11,7 @@
 
 const native = require('./native.js')
 const { invoke } = require('./calls.js')
-const { ArtifactError, callNative, toJson, typeError, rangeError, describe, isObject, isOurs } = require('./errors.js')
+const { ArtifactError, callNative, toJson, typeError, describe, isObject, isOurs } = require('./errors.js')
 const { entryPoint, fromCaller, boundedJson } = require('./input.js')
 const { toStoreHandle, registerSignal, releaseSignal } = require('./store.js')
 const { createSecretRedactor, nativeRedactors } = require('./redaction.js')
@@ -33,20 +33,16 @@ function isPlainObject(v) {
 function limitsJson(limits) {
   if (limits === undefined) return 'null'
   if (!isPlainObject(limits)) throw typeError('limits must be an object')
-  {
-    for (const [k, v] of Object.entries(limits)) {
-      if (typeof v === 'number' && !Number.isFinite(v)) {
-        throw rangeError(`limits.${k} must be an integer in 1..hard, got ${v}`)
-      }
-    }
-  }
+  // NaN and Infinity travel as null, which the native caps rule refuses as out of range.
   return toJson(limits, typeError)
 }
 
 /** The frozen resolved limits; a value outside 1..hard is a RangeError. */
 function resolveArtifactLimits(limits) {
-  const json = limitsJson(limits)
-  return Object.freeze(JSON.parse(callNative(native.artifactsResolveLimits, json)))
+  return entryPoint('resolveArtifactLimits', () => {
+    const json = limitsJson(limits)
+    return Object.freeze(JSON.parse(callNative(native.artifactsResolveLimits, json)))
+  })
 }
 
 function isAbortSignal(s) {

@@ -5,6 +5,7 @@
 
 const native = require('./native.js')
 const { callNative, toJson, typeError, describe, isObject } = require('./errors.js')
+const { readInput } = require('./input.js')
 
 /**
  * A redactor for text a host is about to store or show (a command's output): the values of
@@ -15,18 +16,28 @@ function createCredentialRedactor(options) {
   if (options !== undefined && !isObject(options)) {
     throw typeError(`createCredentialRedactor(options): options must be an object, got ${describe(options)}`)
   }
-  const { env, secrets } = options ?? {}
-  if (env !== undefined && (typeof env !== 'object' || env === null || Array.isArray(env))) {
-    throw typeError(`createCredentialRedactor(options): options.env must be an object of strings, got ${describe(env)}`)
+  // Read once: a throwing getter or Proxy trap of the caller's is a TypeError with it as
+  // `cause`. `process.env` and other env-like objects: own enumerable values.
+  const { env, envType, envEntries, secrets, secretsType } = readInput('createCredentialRedactor(options)', () => {
+    const { env, secrets } = options ?? {}
+    const envOk = env === undefined || (typeof env === 'object' && env !== null && !Array.isArray(env))
+    return {
+      env,
+      envType: envOk ? null : describe(env),
+      envEntries: envOk && env ? Object.keys(env).map((name) => [name, env[name]]) : [],
+      secrets: Array.isArray(secrets) ? Array.from(secrets) : secrets,
+      secretsType: secrets === undefined || Array.isArray(secrets) ? null : describe(secrets),
+    }
+  })
+  if (envType !== null) {
+    throw typeError(`createCredentialRedactor(options): options.env must be an object of strings, got ${envType}`)
   }
-  if (secrets !== undefined && !Array.isArray(secrets)) {
-    throw typeError(`createCredentialRedactor(options): options.secrets must be an array of strings, got ${describe(secrets)}`)
+  if (secretsType !== null) {
+    throw typeError(`createCredentialRedactor(options): options.secrets must be an array of strings, got ${secretsType}`)
   }
-  // `process.env` and other env-like objects: own enumerable string values only.
   const plainEnv = {}
   if (env) {
-    for (const name of Object.keys(env)) {
-      const value = env[name]
+    for (const [name, value] of envEntries) {
       if (value === undefined) continue
       if (typeof value !== 'string') throw typeError(`createCredentialRedactor(options): options.env.${name} must be a string, got ${describe(value)}`)
       plainEnv[name] = value

@@ -198,16 +198,30 @@ function rangeError(message) {
   return withCode(new RangeError(message), 'ERR_OUT_OF_RANGE')
 }
 
+/**
+ * `Array.isArray(v)`, except that a revoked Proxy, which it throws on, is our TypeError
+ * (with the engine's error as `cause`) rather than a bare one.
+ */
+function isArray(v) {
+  try {
+    return Array.isArray(v)
+  } catch (err) {
+    const e = typeError(`a revoked Proxy cannot be read: ${err && err.message}`)
+    e.cause = err
+    throw e
+  }
+}
+
 /** The type of `v` as error messages name it: `null`, `array`, or `typeof v`. */
 function describe(v) {
   if (v === null) return 'null'
-  if (Array.isArray(v)) return 'array'
+  if (isArray(v)) return 'array'
   return typeof v
 }
 
 /** True for a non-null, non-array object. */
 function isObject(v) {
-  return typeof v === 'object' && v !== null && !Array.isArray(v)
+  return typeof v === 'object' && v !== null && !isArray(v)
 }
 
 module.exports = {
@@ -217,6 +231,7 @@ module.exports = {
   rangeError,
   describe,
   isObject,
+  isArray,
   ArtifactError,
   CheckpointConflictError,
   CodingPatchReviewError,

@@ -6,13 +6,14 @@
 
 const native = require('./native.js')
 const { ArtifactError, callNative, typeError } = require('./errors.js')
+const { readInput, jsonOf } = require('./input.js')
 const artifacts = require('./artifacts.js')
 const { jsonTextResponse } = require('./node-listener.js')
 
 const TABLE = JSON.parse(callNative(native.httpStatusTable))
 const REASON_STATUS = new Map(Object.entries(TABLE.reasons))
 const SERVICE_METHODS = JSON.parse(native.artifactsConstants()).operations
-const OWNERSHIP_KEYS = ['tenantId', 'accountId', 'userId']
+const CODE_STATUS = new Map(Object.entries(TABLE.codes))
 const OPTION_KEYS = ['service', 'authorize', 'linkSecret', 'basePath', 'redactor', 'limits']
 const MAX_MESSAGE_CHARS = 1024
 // The one body sent when even the redactor failed: constant, carries no data.
@@ -32,44 +33,68 @@ function abortFailure() {
   return new HttpFailure(499, 'aborted', 'the request was aborted')
 }
 
+/**
+ * Everything of the caller's options the handler reads, read once: a throwing getter or
+ * Proxy trap is a TypeError with the caller's error as `cause`, never the raw error.
+ */
+function readOptions(options) {
+  return readInput('createArtifactHandler(options)', () => {
+    const given = {}
+    for (const k of Object.keys(options)) given[k] = options[k]
+    const { service, linkSecret, redactor, limits } = given
+    const isService = service !== null && (typeof service === 'object' || typeof service === 'function')
+    const serviceLimits = isService ? service.limits : undefined
+    return {
+      given,
+      methodTypes: isService ? SERVICE_METHODS.map((m) => typeof service[m]) : [],
+      serviceTokenBytes: serviceLimits !== null && typeof serviceLimits === 'object' ? serviceLimits.deliveryLinkTokenBytes : undefined,
+      secretBytes:
+        typeof linkSecret === 'string' ? Buffer.byteLength(linkSecret) : linkSecret instanceof Uint8Array ? linkSecret.byteLength : -1,
+      redactType: redactor !== null && typeof redactor === 'object' ? typeof redactor.redact : 'none',
+      // A plain copy, so resolving the limits runs none of the caller's code.
+      limits: limits !== null && typeof limits === 'object' && !Array.isArray(limits) ? { ...limits } : limits,
+    }
+  })
+}
+
 function resolveOptions(options) {
   if (options === null || typeof options !== 'object') {
     throw typeError('createArtifactHandler(options): options must be an object')
   }
-  for (const k of Object.keys(options)) {
+  const o = readOptions(options)
+  for (const k of Object.keys(o.given)) {
     if (!OPTION_KEYS.includes(k)) throw typeError(`createArtifactHandler: options.${k} is not a known option`)
   }
-  const { service, authorize, linkSecret, redactor, limits } = options
+  const { service, authorize, linkSecret, redactor } = o.given
+  const limits = o.limits
   if (service === null || (typeof service !== 'object' && typeof service !== 'function')) {
     throw typeError('createArtifactHandler: options.service must be an artifact service object')
   }
-  for (const m of SERVICE_METHODS) {
-    if (typeof service[m] !== 'function') {
+  SERVICE_METHODS.forEach((m, i) => {
+    if (o.methodTypes[i] !== 'function') {
       throw typeError(`createArtifactHandler: options.service.${m} must be a function`)
     }
-  }
+  })
   if (typeof authorize !== 'function') {
     throw typeError('createArtifactHandler: options.authorize must be a function')
   }
-  const secretBytes =
-    typeof linkSecret === 'string' ? Buffer.byteLength(linkSecret) : linkSecret instanceof Uint8Array ? linkSecret.byteLength : -1
-  if (secretBytes < TABLE.minSecretBytes || secretBytes > TABLE.maxSecretBytes) {
+  if (o.secretBytes < TABLE.minSecretBytes || o.secretBytes > TABLE.maxSecretBytes) {
     throw typeError(
       `createArtifactHandler: options.linkSecret must be a string or Uint8Array of ${TABLE.minSecretBytes}..${TABLE.maxSecretBytes} bytes`,
     )
   }
-  const basePath = options.basePath === undefined ? TABLE.defaultBasePath : options.basePath
+  const basePath = o.given.basePath === undefined ? TABLE.defaultBasePath : o.given.basePath
   if (typeof basePath !== 'string') {
     throw typeError('createArtifactHandler: options.basePath must be a string')
   }
   const base = callNative(native.httpValidateBasePath, basePath)
-  if (redactor !== undefined && (redactor === null || typeof redactor !== 'object' || typeof redactor.redact !== 'function')) {
+  if (redactor !== undefined && o.redactType !== 'function') {
     throw typeError('createArtifactHandler: options.redactor must be an object with a redact(value) method')
   }
   // ArtifactLimits as the service takes them: maxRequestBytes bounds bodies here, and
   // deliveryLinkTokenBytes bounds links on download (else the service's own cap).
   const resolved = artifacts.resolveArtifactLimits(limits)
-  const serviceTokenBytes = service.limits && service.limits.deliveryLinkTokenBytes
+  const serviceTokenBytes = o.serviceTokenBytes
   const tokenBytes =
     (limits && limits.deliveryLinkTokenBytes) ?? (Number.isSafeInteger(serviceTokenBytes) ? serviceTokenBytes : resolved.deliveryLinkTokenBytes)
   // The link secret as it would appear inside JSON text, to scrub it from any response.
@@ -102,11 +127,13 @@ async function handle(ctx, request) {
   } catch {
     throw new HttpFailure(400, 'invalid_input', 'the request URL is not valid')
   }
-  const route = JSON.parse(callNative(native.httpMatchRoute, ctx.base, request.method, url.pathname))
+  // A body route refuses a Content-Type other than JSON (415) here, before authorize.
+  const contentType = request.headers.get('content-type') ?? undefined
+  const route = JSON.parse(callNative(native.httpMatchRoute, ctx.base, request.method, url.pathname, contentType))
   if (route.error) throw new HttpFailure(route.error.status, route.error.code, route.error.message)
   const { operation, method, threadId, artifactId } = route
   const signal = request.signal
-  if (operation === 'artifact.download') return download(ctx, request, url, signal)
+  if (operation === TABLE.downloadOperation) return download(ctx, request, url, signal)
 
   if (route.body) checkContentLength(ctx, request)
   const auth = await authorizeRequest(ctx, { request, operation, threadId, artifactId, signal })
@@ -153,15 +180,12 @@ async function download(ctx, request, url, signal) {
   const token = verifyLink(link, ctx.linkSecret, ctx.tokenBytes)
   const auth = await authorizeRequest(ctx, {
     request,
-    operation: 'artifact.download',
+    operation: TABLE.downloadOperation,
     threadId: token.threadId,
     artifactId: token.artifactId,
     deliveryToken: token,
     signal,
   })
-  if (!sameOwnership(auth.ownership, token)) {
-    throw new HttpFailure(403, 'forbidden', 'the delivery link was issued to another owner')
-  }
   const input = { ownership: auth.ownership, threadId: token.threadId, artifactId: token.artifactId, signal }
   if (auth.identity !== undefined) input.identity = auth.identity
   const record = await raced(ctx.service.get(input), signal)
@@ -223,85 +247,19 @@ async function readBody(ctx, request, signal) {
   }
 }
 
-/** Call the host's authorize; `{ ownership, identity? }` or a 403 failure. */
+/**
+ * Call the host's authorize; `{ ownership, identity? }` or a 403 failure. The result is
+ * checked natively by the artifact service's own ownership and identity rules (and, on
+ * download, against the token's owner), and what was checked is what the service gets.
+ */
 async function authorizeRequest(ctx, args) {
   if (args.signal.aborted) throw abortFailure()
   const result = await raced(Promise.resolve().then(() => ctx.authorize(args)), args.signal)
-  if (result === false || result === null || result === undefined) {
-    throw new HttpFailure(403, 'forbidden', 'not authorized')
-  }
-  if (typeof result !== 'object') {
-    throw new HttpFailure(403, 'forbidden', 'authorization did not yield an ownership')
-  }
-  const wrapped = Object.prototype.hasOwnProperty.call(result, 'ownership')
-  const ownership = wrapped ? result.ownership : result
-  const identity = wrapped ? result.identity : undefined
-  if (!validOwnership(ownership)) {
-    throw new HttpFailure(403, 'forbidden', 'authorization did not yield a valid ownership')
-  }
-  const clean = {}
-  for (const k of OWNERSHIP_KEYS) if (ownership[k] !== undefined) clean[k] = ownership[k]
-  if (identity !== undefined && identity !== null) {
-    const problem = identityProblem(identity, clean, Date.now())
-    if (problem) throw new HttpFailure(403, 'forbidden', `identity refused: ${problem}`)
-    return { ownership: clean, identity }
-  }
-  return { ownership: clean }
-}
-
-function validOwnership(o) {
-  if (o === null || typeof o !== 'object' || Array.isArray(o)) return false
-  let some = false
-  for (const k of OWNERSHIP_KEYS) {
-    const v = o[k]
-    if (v === undefined) continue
-    if (typeof v !== 'string') return false
-    if (v.length > 0) some = true
-  }
-  return some
-}
-
-function sameOwnership(a, b) {
-  if (b === null || typeof b !== 'object') return false
-  for (const k of OWNERSHIP_KEYS) {
-    const x = a[k] === '' ? undefined : a[k]
-    const y = b[k] === '' || b[k] === null ? undefined : b[k]
-    if (x !== y) return false
-  }
-  return true
-}
-
-function timeOf(v) {
-  if (typeof v === 'number') return Number.isFinite(v) ? v : NaN
-  if (typeof v === 'string') return Date.parse(v)
-  if (v instanceof Date) return v.getTime()
-  return NaN
-}
-
-/** Why an identity from authorize is refused, or null when it is acceptable. */
-function identityProblem(identity, ownership, now) {
-  if (typeof identity !== 'object') return 'not an object'
-  if (identity.verified !== true) return 'not verified'
-  const p = identity.principal
-  if (p === null || typeof p !== 'object' || typeof p.kind !== 'string' || typeof p.id !== 'string' || !p.kind || !p.id) {
-    return 'principal must have a kind and an id'
-  }
-  if (identity.expiresAt !== undefined && identity.expiresAt !== null) {
-    const t = timeOf(identity.expiresAt)
-    if (Number.isNaN(t)) return 'expiresAt is not a time'
-    if (t <= now) return 'expired'
-  }
-  if (identity.revokedAt !== undefined && identity.revokedAt !== null) {
-    const t = timeOf(identity.revokedAt)
-    if (Number.isNaN(t) || t <= now) return 'revoked'
-  }
-  for (const k of OWNERSHIP_KEYS) {
-    const v = identity[k]
-    if (v === undefined || v === null) continue
-    if (typeof v !== 'string') return `${k} must be a string`
-    if (ownership[k] !== undefined && ownership[k] !== v) return `${k} conflicts with the ownership`
-  }
-  return null
+  const text = jsonOf('the result of authorize', result)
+  const token = args.deliveryToken === undefined ? undefined : JSON.stringify(args.deliveryToken)
+  const checked = JSON.parse(callNative(native.httpCheckAuthorization, text, token))
+  if (checked.error) throw new HttpFailure(checked.error.status, checked.error.code, checked.error.message)
+  return checked
 }
 
 /** Await `promise`, but stop waiting (and fail) as soon as `signal` aborts. */
@@ -335,15 +293,24 @@ function clip(message) {
 /** Map anything thrown to an HttpFailure; unknown errors never show their message. */
 function toFailure(err, signal) {
   if (err instanceof HttpFailure) return err
+  try {
+    return knownFailure(err, signal)
+  } catch {
+    // A host error whose getters or traps throw while we read it.
+    return new HttpFailure(500, 'internal', 'internal error')
+  }
+}
+
+function knownFailure(err, signal) {
   if (signal && signal.aborted) return abortFailure()
   if (err !== null && typeof err === 'object') {
     if (err.code === 'ERR_PRISM_ARTIFACT' && typeof err.reason === 'string') {
       const status = REASON_STATUS.get(err.reason)
       if (status !== undefined) return new HttpFailure(status, err.reason, clip(err.message))
     }
-    if (err.code === 'ERR_PRISM_CHECKPOINT_CONFLICT') {
-      return new HttpFailure(409, 'conflict', 'the artifact changed concurrently; retry')
-    }
+    // A store conflict (409) or a store backend failure (503, retryable).
+    const known = typeof err.code === 'string' ? CODE_STATUS.get(err.code) : undefined
+    if (known !== undefined) return new HttpFailure(known.status, known.code, known.message)
     // A value out of range (a ttlSeconds over the cap) is bad input, as the reference's.
     if (err instanceof RangeError) return new HttpFailure(400, 'invalid_input', clip(err.message))
   }

@@ -23,6 +23,7 @@
 
 const native = require('./native.js')
 const { callNative, typeError } = require('./errors.js')
+const { readInput } = require('./input.js')
 
 /** redactor object → its native handle (only redactors made by createSecretRedactor). */
 const nativeRedactors = new WeakMap()
@@ -208,10 +209,12 @@ function redactWith(handle, value) {
  * "[REDACTED]". A service given this redactor applies it natively.
  */
 function createSecretRedactor(secrets) {
-  if (!Array.isArray(secrets)) throw typeError('createSecretRedactor(secrets): secrets must be an array of strings')
+  // Read once (a throwing getter or Proxy trap is a TypeError with it as `cause`).
+  const given = readInput('createSecretRedactor(secrets)', () => (Array.isArray(secrets) ? Array.from(secrets) : null))
+  if (given === null) throw typeError('createSecretRedactor(secrets): secrets must be an array of strings')
   const list = []
-  for (let i = 0; i < secrets.length; i++) {
-    const s = secrets[i]
+  for (let i = 0; i < given.length; i++) {
+    const s = given[i]
     if (s === undefined || s === null) continue
     if (typeof s !== 'string') throw typeError(`createSecretRedactor(secrets): secrets[${i}] must be a string`)
     list.push(s)

@@ -26,6 +26,10 @@ pub enum ErrorKind {
     Type,
     /// A bug: a panic or an invariant that cannot hold. `ERR_PRISM_INTERNAL`.
     Internal,
+    /// The store's backend failed (a dropped or refused database connection, a disk
+    /// full, a lock held past the busy timeout): not the caller's fault, retryable.
+    /// `ERR_PRISM_STORE_UNAVAILABLE`, an `Error`.
+    StoreUnavailable,
 }
 
 macro_rules! string_enum {
@@ -168,6 +172,9 @@ impl PrismError {
     pub fn internal(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Internal, message)
     }
+    pub fn store_unavailable(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::StoreUnavailable, message)
+    }
 
     /// The JavaScript class name this error becomes.
     pub fn class_name(&self) -> &'static str {
@@ -180,7 +187,7 @@ impl PrismError {
             ErrorKind::WorkDraft(_) => "WorkDraftError",
             ErrorKind::Range => "RangeError",
             ErrorKind::Type => "TypeError",
-            ErrorKind::Internal => "Error",
+            ErrorKind::Internal | ErrorKind::StoreUnavailable => "Error",
         }
     }
 
@@ -196,6 +203,7 @@ impl PrismError {
             ErrorKind::Range => "ERR_OUT_OF_RANGE".into(),
             ErrorKind::Type => "ERR_INVALID_ARG_TYPE".into(),
             ErrorKind::Internal => "ERR_PRISM_INTERNAL".into(),
+            ErrorKind::StoreUnavailable => STORE_UNAVAILABLE.into(),
         }
     }
 
@@ -208,6 +216,9 @@ impl PrismError {
         }
     }
 }
+
+/// The `code` of a store backend failure: retry the call, nothing else.
+pub const STORE_UNAVAILABLE: &str = "ERR_PRISM_STORE_UNAVAILABLE";
 
 /// Result alias used across the core.
 pub type Result<T, E = PrismError> = std::result::Result<T, E>;

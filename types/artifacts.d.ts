@@ -438,8 +438,8 @@ export interface CreateArtifactServiceOptions {
 /**
  * The artifact review service. Every operation rejects with an `ArtifactError` when a rule
  * refuses the call (a `ttlSeconds` out of range: a `RangeError`); a failure of the store's
- * backend itself (a dropped database connection) is an `Error` with
- * `code: "ERR_PRISM_INTERNAL"` and a message without credentials.
+ * backend itself (a dropped database connection, a full disk) is an `Error` with
+ * `code: "ERR_PRISM_STORE_UNAVAILABLE"` (retry) and a message without credentials.
  */
 export interface ArtifactService {
   /** Create revision 1 (pending); with `id`, returns the existing record if there is one (no event). */

@@ -42,8 +42,9 @@ export interface PrismServerAuthorization {
   /** The owner every service call is made for. */
   readonly ownership: OwnershipScope
   /**
-   * Host-verified identity; the handler refuses (403) one that is not `verified: true`, is
-   * expired or revoked, or whose tenant/account/user conflicts with the ownership.
+   * Host-verified identity; the handler refuses (403) one the artifact service would refuse:
+   * malformed (an `expiresAt` that is not a timestamp), not `verified: true`, expired or
+   * revoked, or whose tenant/account/user conflicts with the ownership.
    */
   readonly identity?: AgentIdentity
   /** Host data; not read by the handler. */
@@ -103,7 +104,9 @@ export interface ArtifactHttpErrorBody {
  * `GET {base}/download?link=…` (verify, reauthorize against the link's ownership, re-read,
  * return `{ artifactId, threadId, revision }`).
  * Statuses: 400 bad input or JSON, 401 bad link signature, 403 refused, 404 unknown route or
- * artifact, 409 conflict, 410 expired link, 413 body too large, 422 too many artifacts/revisions.
+ * artifact, 409 conflict, 410 expired link, 413 body too large, 415 a body that is not
+ * `application/json` (before `authorize` runs), 422 too many artifacts/revisions, 503 the
+ * store's backend failed (retry).
  *
  * A body may repeat the path's `threadId`/`artifactId` (a different one is 400), and integer
  * fields may come as decimal strings; a `ttlSeconds` over the cap is 400.

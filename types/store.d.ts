@@ -201,6 +201,7 @@ export interface PostgresPersistence {
  * conformance as the SQLite store, with `jsonb` values (object keys come back in
  * PostgreSQL's order). Many Node instances may share one database; the schema is created
  * or migrated on first use. Connection failures and timeouts reject with an `Error` whose
- * `code` is `"ERR_PRISM_INTERNAL"`.
+ * `code` is `"ERR_PRISM_STORE_UNAVAILABLE"` (retry); a connection string naming no host or
+ * no user is refused at construction.
  */
 export declare function createPostgresPersistence(options: PostgresPersistenceOptions): PostgresPersistence

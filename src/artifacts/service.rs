@@ -659,12 +659,21 @@ impl ArtifactService {
             decided_at: time::format_iso(ctx.now),
         });
         rec.approvals.sort_by_key(|a| a.version);
-        if state == Decision::Approved {
-            rec.last_validated_version = Some(
+        rec.last_validated_version = match state {
+            Decision::Approved => Some(
                 rec.last_validated_version
                     .map_or(version, |v| v.max(version)),
-            );
-        }
+            ),
+            // Rejecting the validated revision revokes it: fall back to the newest
+            // revision still approved, or none. Rejecting any other never clears it.
+            Decision::Rejected if rec.last_validated_version == Some(version) => rec
+                .approvals
+                .iter()
+                .filter(|a| a.state == Decision::Approved)
+                .map(|a| a.version)
+                .max(),
+            Decision::Rejected => rec.last_validated_version,
+        };
         rec.updated_at = time::format_iso(ctx.now);
         rec.refresh_state();
         let value = self.check_record_size(&rec)?;

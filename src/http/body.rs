@@ -122,6 +122,25 @@ fn repeated_id(
     }
 }
 
+/// The only media type a request body may have: `application/json`, any letter case,
+/// with optional parameters (`; charset=utf-8`). A body route refuses anything else, an
+/// absent Content-Type included, with 415 before `authorize` runs: a cross-site form post
+/// (`text/plain`, `application/x-www-form-urlencoded`, `multipart/form-data`) or a
+/// body-less no-cors fetch never reaches a host whose `authorize` trusts cookies.
+pub fn check_content_type(header: Option<&str>) -> Result<(), HttpError> {
+    let essence = header
+        .and_then(|h| h.split(';').next())
+        .map(|t| t.trim_matches([' ', '\t']));
+    match essence {
+        Some(t) if t.eq_ignore_ascii_case("application/json") => Ok(()),
+        _ => Err(HttpError::new(
+            415,
+            "unsupported_media_type",
+            "request body must be application/json",
+        )),
+    }
+}
+
 /// Check one request body (UTF-8 text; empty means `{}`) for `op` under the path ids,
 /// and return it as the service reads it.
 pub fn check_body(
@@ -195,6 +214,32 @@ fn describe(v: &Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_json_bodies() {
+        for ok in [
+            "application/json",
+            "Application/JSON",
+            "application/json; charset=utf-8",
+            " application/json ;charset=UTF-8",
+            "application/json\t",
+        ] {
+            assert_eq!(check_content_type(Some(ok)), Ok(()), "{ok}");
+        }
+        for bad in [
+            None,
+            Some(""),
+            Some("text/plain"),
+            Some("text/plain; charset=utf-8"),
+            Some("application/x-www-form-urlencoded"),
+            Some("multipart/form-data; boundary=x"),
+            Some("application/json, text/plain"),
+            Some("application/jsonp"),
+            Some("application/ld+json"),
+        ] {
+            assert_eq!(check_content_type(bad).unwrap_err().status, 415, "{bad:?}");
+        }
+    }
 
     fn err(op: Operation, text: &str) -> HttpError {
         check_body(op, text, Some("t1"), Some("a1")).unwrap_err()

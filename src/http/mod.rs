@@ -3,14 +3,16 @@
 //! `js/http.js`; this module decides which route a method + path is, whether the ids
 //! and the body are acceptable, and which status an error becomes.
 
+pub mod authorize;
 pub mod body;
 pub mod drafts;
 pub mod route;
 pub mod status;
 
-pub use body::{check_body, RESERVED_KEYS};
+pub use authorize::{check_authorization, Authorization};
+pub use body::{check_body, check_content_type, RESERVED_KEYS};
 pub use route::{
     decode_id, match_route, route_error_response, validate_base_path, Operation, Route, RouteError,
     DEFAULT_BASE_PATH, MAX_ID_BYTES,
 };
-pub use status::{status_for_reason, status_for_reason_str, HttpError};
+pub use status::{status_for_reason, status_for_reason_str, HttpError, CODE_STATUSES};

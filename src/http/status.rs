@@ -48,6 +48,24 @@ pub fn status_for_reason_str(reason: &str) -> Option<u16> {
         .map(|r| status_for_reason(*r))
 }
 
+/// The response for a failure that is not an `ArtifactError` but has a `code` of ours the
+/// handler answers with its own status: `(code, status, body code, message)`. A store
+/// conflict is 409; a store backend failure 503, the one status a client should retry.
+pub const CODE_STATUSES: [(&str, u16, &str, &str); 2] = [
+    (
+        "ERR_PRISM_CHECKPOINT_CONFLICT",
+        409,
+        "conflict",
+        "the artifact changed concurrently; retry",
+    ),
+    (
+        crate::error::STORE_UNAVAILABLE,
+        503,
+        "store_unavailable",
+        "the store is unavailable; retry",
+    ),
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -67,6 +85,10 @@ mod tests {
         assert_eq!(status_for_reason_str("too_many_artifacts"), Some(422));
         assert_eq!(status_for_reason_str("too_many_revisions"), Some(422));
         assert_eq!(status_for_reason_str("nope"), None);
+        let store = CODE_STATUSES
+            .iter()
+            .find(|c| c.0 == "ERR_PRISM_STORE_UNAVAILABLE");
+        assert_eq!(store.map(|c| c.1), Some(503));
     }
 
     #[test]

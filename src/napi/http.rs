@@ -19,11 +19,26 @@ pub fn http_validate_base_path(base: String) -> napi::Result<String> {
     guard(|| http::validate_base_path(&base))
 }
 
-/// Match a route: `{ operation, threadId?, artifactId? }` or `{ error: { status, code, message } }`.
+/// Match a route: `{ operation, method, body, threadId?, artifactId? }` or
+/// `{ error: { status, code, message } }`. A body route also checks the request's
+/// Content-Type (415 unless JSON), before anything else runs.
 #[napi]
-pub fn http_match_route(base: String, method: String, path: String) -> napi::Result<String> {
+pub fn http_match_route(
+    base: String,
+    method: String,
+    path: String,
+    content_type: Option<String>,
+) -> napi::Result<String> {
     guard(|| {
-        Ok(match http::match_route(&base, &method, &path) {
+        let matched = http::match_route(&base, &method, &path);
+        if let Ok(route) = &matched {
+            if route.operation.has_body() {
+                if let Err(e) = http::check_content_type(content_type.as_deref()) {
+                    return Ok(error_json(&e));
+                }
+            }
+        }
+        Ok(match matched {
             Ok(route) => {
                 let mut out = json!({
                     "operation": route.operation.as_str(),
@@ -67,6 +82,34 @@ pub fn http_check_body(
     })
 }
 
+/// Check what the host's `authorize` returned (JSON text; `undefined` as `null`), and on
+/// download the verified token (JSON text): `{ ownership, identity? }` to hand to the
+/// service, or `{ error: { status, code, message } }`.
+#[napi]
+pub fn http_check_authorization(result: String, token: Option<String>) -> napi::Result<String> {
+    guard(|| {
+        let parse = |text: &str| {
+            serde_json::from_str::<Value>(text)
+                .map_err(|e| PrismError::type_error(format!("not JSON: {e}")))
+        };
+        let result = parse(&result)?;
+        let token = token.as_deref().map(parse).transpose()?;
+        let now = crate::util::time::now_ms();
+        Ok(
+            match http::check_authorization(&result, token.as_ref(), now) {
+                Ok(a) => {
+                    let mut out = json!({ "ownership": a.ownership });
+                    if let Some(id) = a.identity {
+                        out["identity"] = id;
+                    }
+                    out.to_string()
+                }
+                Err(e) => error_json(&e),
+            },
+        )
+    })
+}
+
 /// `{ reason: status }` for every `ArtifactError.reason`, and `successStatus` per operation.
 #[napi]
 pub fn http_status_table() -> napi::Result<String> {
@@ -79,8 +122,19 @@ pub fn http_status_table() -> napi::Result<String> {
         for o in Operation::ALL {
             ops.insert(o.as_str().into(), o.success_status().into());
         }
+        let codes: serde_json::Map<String, Value> = http::CODE_STATUSES
+            .iter()
+            .map(|(code, status, body, message)| {
+                (
+                    (*code).to_string(),
+                    json!({ "status": status, "code": body, "message": message }),
+                )
+            })
+            .collect();
         Ok(json!({
             "reasons": reasons,
+            "codes": codes,
+            "downloadOperation": Operation::Download.as_str(),
             "success": ops,
             "defaultBasePath": http::DEFAULT_BASE_PATH,
             "minSecretBytes": crate::artifacts::link::MIN_SECRET_BYTES,

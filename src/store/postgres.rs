@@ -95,6 +95,14 @@ impl PostgresOptions {
                 "options.schema must be a plain identifier: a letter or _, then letters, digits or _ (at most 63)",
             ));
         }
+        // What the driver would only find out at first use: no host ("postgres://",
+        // " ") or no user (the driver has no default user).
+        if config.get_hosts().is_empty() {
+            return Err(invalid("options.connectionString names no host"));
+        }
+        if config.get_user().is_none_or(str::is_empty) {
+            return Err(invalid("options.connectionString names no user"));
+        }
         let connect_timeout = Duration::from_millis(timeout);
         config.connect_timeout(connect_timeout);
         if config.get_application_name().is_none() {
@@ -162,20 +170,42 @@ impl Shared {
                 }
                 // untranslatable_character (\u0000 in jsonb), program_limit_exceeded
                 "22P05" | "54000" => invalid(format!("postgres refused the value: {msg} ({code})")),
+                // The backend, not the call: connection exceptions (08), insufficient
+                // resources such as a full disk (53), operator intervention such as a
+                // shutdown (57P01..57P05; 57014 is a cancel), system I/O errors (58).
+                c if c.starts_with("08")
+                    || c.starts_with("53")
+                    || c.starts_with("58")
+                    || (c.starts_with("57P")) =>
+                {
+                    PrismError::store_unavailable(format!("postgres: {msg} ({code})"))
+                }
                 _ => PrismError::internal(format!("postgres: {msg} ({code})")),
             };
         }
+        let text = e.to_string();
         let kind = if e.is_closed() {
             "the connection was closed".to_string()
         } else {
-            self.scrub(e.to_string())
+            self.scrub(text.clone())
         };
-        PrismError::internal(format!("postgres: {kind}"))
+        // No server answer: a refused, reset, closed or timed-out connection is the
+        // backend's failure (retryable); anything else from the driver is ours.
+        let io = std::error::Error::source(e).is_some_and(|s| s.is::<std::io::Error>());
+        let backend = e.is_closed()
+            || io
+            || text.starts_with("error connecting to server")
+            || text.starts_with("timeout waiting for server");
+        if backend {
+            PrismError::store_unavailable(format!("postgres: {kind}"))
+        } else {
+            PrismError::internal(format!("postgres: {kind}"))
+        }
     }
 
     fn pool_error(&self, e: PoolError) -> PrismError {
         match e {
-            PoolError::Timeout(_) => PrismError::internal(format!(
+            PoolError::Timeout(_) => PrismError::store_unavailable(format!(
                 "postgres: no connection within {} ms",
                 self.connect_timeout.as_millis()
             )),
@@ -653,6 +683,19 @@ mod tests {
         }
         let o = PostgresOptions::new(ok, None, None, None).unwrap();
         assert_eq!((o.max_connections, o.schema.as_str()), (10, "public"));
+        // Strings the driver parses but could never connect with are refused now, not
+        // at first use.
+        for bad in [
+            "postgres://",
+            " ",
+            "postgres:///db",
+            "dbname=x",
+            "postgres://127.0.0.1/db",
+        ] {
+            let e = PostgresOptions::new(bad, None, None, None).unwrap_err();
+            assert_eq!(e.reason(), Some("invalid_input"), "{bad:?}");
+        }
+        assert!(PostgresOptions::new("host=127.0.0.1 user=postgres", None, None, None).is_ok());
     }
 
     #[tokio::test]
@@ -674,7 +717,7 @@ mod tests {
             .load(&CheckpointKey::new("n", "k", &owner))
             .await
             .unwrap_err();
-        assert_eq!(e.code(), "ERR_PRISM_INTERNAL");
+        assert_eq!(e.code(), "ERR_PRISM_STORE_UNAVAILABLE");
         assert!(e.message.starts_with("postgres"), "{e}");
         assert!(!e.message.contains("hunter2secret"), "{e}");
         p.close().await.unwrap();

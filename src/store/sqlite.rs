@@ -26,7 +26,7 @@ use super::model::{
     SaveCheckpoint, PAGE_SIZE_SQL, VALUE_BYTES_HARD,
 };
 use super::{invalid, BoxFuture, CheckpointStore};
-use crate::error::{ArtifactReason, ErrorKind, PrismError, Result};
+use crate::error::{ArtifactReason, PrismError, Result};
 use crate::util::caps::{self, Cap};
 use crate::util::time::now_iso;
 use rusqlite::types::Value as SqlValue;
@@ -115,23 +115,17 @@ CREATE INDEX IF NOT EXISTS prism_checkpoints_owner_key
 const COLUMNS: &str = "namespace, key, version, fencing_token, tenant_id, account_id, user_id, \
                        category, value, metadata, created_at, updated_at, owner_key";
 
+/// A database still locked past `busyTimeoutMs`, a full disk or an I/O error is the
+/// backend's failure (`ERR_PRISM_STORE_UNAVAILABLE`, retryable), not the caller's.
 fn db_error(e: rusqlite::Error) -> PrismError {
     match e.sqlite_error_code() {
         Some(ErrorCode::DatabaseBusy) | Some(ErrorCode::DatabaseLocked) => {
-            PrismError::conflict(format!("the database is busy, retry: {e}"))
+            PrismError::store_unavailable(format!("sqlite: the database is busy, retry: {e}"))
+        }
+        Some(ErrorCode::DiskFull) | Some(ErrorCode::SystemIoFailure) => {
+            PrismError::store_unavailable(format!("sqlite: {e}"))
         }
         _ => PrismError::internal(format!("sqlite: {e}")),
-    }
-}
-
-/// A read has no compare-and-swap to lose: a database still busy past `busyTimeoutMs`
-/// is a backend failure there, not a conflict (which callers of `load` read as "not
-/// yours", e.g. the artifact service's `not_found`).
-fn busy_read(e: PrismError) -> PrismError {
-    if e.kind == ErrorKind::CheckpointConflict {
-        PrismError::internal(format!("sqlite: {}", e.message))
-    } else {
-        e
     }
 }
 
@@ -669,9 +663,7 @@ impl CheckpointStore for SqliteCheckpointStore {
         Box::pin(async move {
             key.validate()?;
             let k = key.clone();
-            read(&self.shared, move |c| load_sync(c, &k))
-                .await
-                .map_err(busy_read)
+            read(&self.shared, move |c| load_sync(c, &k)).await
         })
     }
 
@@ -679,9 +671,7 @@ impl CheckpointStore for SqliteCheckpointStore {
         Box::pin(async move {
             query.validate()?;
             cursor::after(&query)?;
-            read(&self.shared, move |c| list_sync(c, &query))
-                .await
-                .map_err(busy_read)
+            read(&self.shared, move |c| list_sync(c, &query)).await
         })
     }
 

@@ -306,6 +306,40 @@ async fn approve_advances_replaces_and_stamps_evidence_reject_keeps_last_validat
 }
 
 #[tokio::test]
+async fn rejecting_the_validated_revision_revokes_it() {
+    // Issue 17 point 1: attach, approve v1, reject v1 → not validated any more.
+    let (_, svc) = service();
+    attach(&svc, "a").await;
+    let d = |version: u64| json!({ "ownership": owner(), "threadId": "thread-1", "artifactId": "a", "version": version, "reviewer": "user:r" });
+    let q = json!({ "ownership": owner(), "threadId": "thread-1", "artifactId": "a" });
+    run(&svc, "approve", d(1)).await.unwrap();
+    let rec = run(&svc, "reject", d(1)).await.unwrap();
+    assert!(rec.get("lastValidatedVersion").is_none(), "{rec}");
+    let e = run(&svc, "lastValidated", q.clone()).await.unwrap_err();
+    assert_eq!(reason(e), "not_validated");
+    // deliveryLink defaults to the latest revision, not the revoked one.
+    revise(&svc, "a", 2).await.unwrap();
+    revise(&svc, "a", 3).await.unwrap();
+    // Approve v1 and v3, reject v3: falls back to v1 (the newest still approved).
+    run(&svc, "approve", d(1)).await.unwrap();
+    run(&svc, "approve", d(3)).await.unwrap();
+    let rec = run(&svc, "reject", d(3)).await.unwrap();
+    assert_eq!(rec["lastValidatedVersion"], 1);
+    assert_eq!(
+        run(&svc, "lastValidated", q.clone()).await.unwrap()["version"],
+        1
+    );
+    // Rejecting another version (v2) never clears it.
+    let rec = run(&svc, "reject", d(2)).await.unwrap();
+    assert_eq!(rec["lastValidatedVersion"], 1);
+    // An approval replaced by a rejection no longer counts for the fallback.
+    let rec = run(&svc, "reject", d(1)).await.unwrap();
+    assert!(rec.get("lastValidatedVersion").is_none(), "{rec}");
+    let link = run(&svc, "deliveryLink", q.clone()).await.unwrap();
+    assert_eq!(link["token"]["version"], 3);
+}
+
+#[tokio::test]
 async fn last_validated_fails_closed_before_any_approval() {
     let (_, svc) = service();
     attach(&svc, "a").await;
@@ -801,8 +835,9 @@ async fn bad_input_is_a_typed_error_and_changes_nothing() {
             vec!["version", "reviewer", "note"],
         ),
         (
+            // Version 2: rejecting the validated version 1 would revoke it.
             "reject",
-            with(json!({ "version": 1, "reviewer": "user:r" })),
+            with(json!({ "version": 2, "reviewer": "user:r" })),
             vec!["version", "reviewer", "note"],
         ),
         ("lastValidated", base.clone(), vec!["artifactId"]),

@@ -1,6 +1,7 @@
 //! SQLite store tests: conformance, migrations of earlier layouts, locking, close.
 
 use super::*;
+use crate::error::ErrorKind;
 use crate::store::conformance::{cas, key};
 use serde_json::json;
 
@@ -33,7 +34,7 @@ fn opening_waits_for_a_concurrent_writer_of_a_new_file() {
     drop(other);
     assert_eq!(opener.join().unwrap().unwrap(), "wal");
 
-    // With the lock held past the busy timeout, it is still a (retryable) conflict.
+    // With the lock held past the busy timeout, it is the backend's (retryable) failure.
     let (_dir2, opts2) = temp_db();
     let opts2 = SqliteOptions::new(&opts2.filename, Some(200)).unwrap();
     let mut holder = Connection::open(&opts2.filename).unwrap();
@@ -43,13 +44,13 @@ fn opening_waits_for_a_concurrent_writer_of_a_new_file() {
         .unwrap();
     let started = std::time::Instant::now();
     let e = open(&opts2).err().unwrap();
-    assert_eq!(e.kind, crate::error::ErrorKind::CheckpointConflict, "{e}");
+    assert_eq!(e.kind, crate::error::ErrorKind::StoreUnavailable, "{e}");
     assert!(started.elapsed() >= Duration::from_millis(200));
     held.rollback().unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_read_of_a_database_busy_past_the_timeout_is_a_backend_error_not_a_conflict() {
+async fn a_database_busy_past_the_timeout_is_a_backend_error_not_a_conflict() {
     let (_dir, opts) = temp_db();
     let opts = SqliteOptions::new(&opts.filename, Some(200)).unwrap();
     let mut holder = Connection::open(&opts.filename).unwrap();
@@ -67,7 +68,7 @@ async fn a_read_of_a_database_busy_past_the_timeout_is_a_backend_error_not_a_con
         .load(&key("ns", "k", &owner))
         .await
         .unwrap_err();
-    assert_eq!(e.kind, ErrorKind::Internal, "{e}");
+    assert_eq!(e.kind, ErrorKind::StoreUnavailable, "{e}");
     let e = p
         .checkpoints()
         .list(ListCheckpoints {
@@ -76,7 +77,11 @@ async fn a_read_of_a_database_busy_past_the_timeout_is_a_backend_error_not_a_con
         })
         .await
         .unwrap_err();
-    assert_eq!(e.kind, ErrorKind::Internal, "{e}");
+    assert_eq!(e.kind, ErrorKind::StoreUnavailable, "{e}");
+    // A write locked out past the timeout is the same backend failure, not a conflict.
+    let e = p.checkpoints().save(save("k", Some(0))).await.unwrap_err();
+    assert_eq!(e.kind, ErrorKind::StoreUnavailable, "{e}");
+    assert_eq!(e.code(), "ERR_PRISM_STORE_UNAVAILABLE");
     held.rollback().unwrap();
     assert_eq!(
         p.checkpoints().load(&key("ns", "k", &owner)).await.unwrap(),
