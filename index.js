@@ -25,6 +25,9 @@ module.exports = {
   // artifact review service
   ...require('./js/artifacts.js'),
 
+  // artifact bodies (S3-compatible body store)
+  ...require('./js/bodies.js'),
+
   // HTTP adapter
   ...require('./js/http.js'),
   ...require('./js/node-listener.js'),

@@ -77,6 +77,19 @@ class ArtifactBodyStoreError extends Error {
 }
 defineName(ArtifactBodyStoreError, 'ArtifactBodyStoreError')
 
+/**
+ * S3 adapter failures: `(message, reason)` with `reason` one of PRESIGN, UPLOAD, DOWNLOAD,
+ * DELETE, CREDENTIALS and `code` `ERR_PRISM_S3_<reason>`, as @arnilo/prism's.
+ */
+class S3ArtifactBodyError extends Error {
+  constructor(message, reason, options) {
+    super(message, options)
+    this.reason = reason
+    this.code = `ERR_PRISM_S3_${reason}`
+  }
+}
+defineName(S3ArtifactBodyError, 'S3ArtifactBodyError')
+
 function withCode(error, code) {
   error.code = code
   return error
@@ -95,6 +108,8 @@ function fromPayload(p) {
       return new LanguageIntelligenceError(p.code, p.message)
     case 'ArtifactBodyStoreError':
       return new ArtifactBodyStoreError(p.message, String(p.code).slice('ERR_PRISM_ARTIFACT_BODY_'.length))
+    case 'S3ArtifactBodyError':
+      return new S3ArtifactBodyError(p.message, String(p.code).slice('ERR_PRISM_S3_'.length))
     case 'RangeError':
       return withCode(new RangeError(p.message), p.code)
     case 'TypeError':
@@ -182,6 +197,7 @@ module.exports = {
   LanguageIntelligenceError,
   ArtifactBodyStoreError,
   ARTIFACT_BODY_ERROR_CODES,
+  S3ArtifactBodyError,
   translate,
   fromPayload,
   callNative,

@@ -18,6 +18,8 @@ pub enum ErrorKind {
     Lsp(LspCode),
     /// `ArtifactBodyStoreError` with `ERR_PRISM_ARTIFACT_BODY_<code>`.
     Body(BodyCode),
+    /// `S3ArtifactBodyError` with `ERR_PRISM_S3_<code>` and `reason` `<code>`.
+    S3(S3Code),
     /// A JavaScript `RangeError` (a limit outside `1..hard`).
     Range,
     /// A JavaScript `TypeError` (an argument of the wrong type where no domain error fits).
@@ -105,6 +107,17 @@ string_enum!(
     }
 );
 
+string_enum!(
+    /// Suffix of `S3ArtifactBodyError.code` (`ERR_PRISM_S3_<suffix>`), also its `reason`.
+    S3Code {
+        Presign => "PRESIGN",
+        Upload => "UPLOAD",
+        Download => "DOWNLOAD",
+        Delete => "DELETE",
+        Credentials => "CREDENTIALS",
+    }
+);
+
 /// The single error type of the core.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
@@ -132,6 +145,9 @@ impl PrismError {
     pub fn body(code: BodyCode, message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Body(code), message)
     }
+    pub fn s3(code: S3Code, message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::S3(code), message)
+    }
     pub fn conflict(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::CheckpointConflict, message)
     }
@@ -153,6 +169,7 @@ impl PrismError {
             ErrorKind::Review(_) => "CodingPatchReviewError",
             ErrorKind::Lsp(_) => "LanguageIntelligenceError",
             ErrorKind::Body(_) => "ArtifactBodyStoreError",
+            ErrorKind::S3(_) => "S3ArtifactBodyError",
             ErrorKind::Range => "RangeError",
             ErrorKind::Type => "TypeError",
             ErrorKind::Internal => "Error",
@@ -167,6 +184,7 @@ impl PrismError {
             ErrorKind::Review(c) => format!("ERR_PRISM_REVIEW_{c}"),
             ErrorKind::Lsp(c) => format!("ERR_PRISM_LSP_{c}"),
             ErrorKind::Body(c) => format!("ERR_PRISM_ARTIFACT_BODY_{c}"),
+            ErrorKind::S3(c) => format!("ERR_PRISM_S3_{c}"),
             ErrorKind::Range => "ERR_OUT_OF_RANGE".into(),
             ErrorKind::Type => "ERR_INVALID_ARG_TYPE".into(),
             ErrorKind::Internal => "ERR_PRISM_INTERNAL".into(),
@@ -177,6 +195,8 @@ impl PrismError {
     pub fn reason(&self) -> Option<&'static str> {
         match self.kind {
             ErrorKind::Artifact(r) => Some(r.as_str()),
+            ErrorKind::Body(c) => Some(c.as_str()),
+            ErrorKind::S3(c) => Some(c.as_str()),
             _ => None,
         }
     }

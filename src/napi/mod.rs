@@ -14,6 +14,7 @@
 //!   message; `js/errors.js` turns that into the right error class. One place.
 
 mod artifacts;
+mod bodies;
 mod credentials;
 mod diagnostics;
 mod http;
