@@ -5,8 +5,10 @@
 //! `prism-artifacts-scoped/{a:accountId | -}/{u:userId | -}/{threadId}/{artifactId}/{version}`:
 //! no tenant key can start with that prefix, and a present member (`a:…`, `u:…`) never
 //! equals an absent one (`-`), so two refs share a key only when they name the same owner,
-//! thread, artifact and version. On the wire every segment is percent-encoded on its own
-//! (RFC 3986), so a `/` inside an id cannot split a segment either.
+//! thread, artifact and version. Inside a segment `%` becomes `%25` and `/` becomes `%2F`
+//! (S3 keys treat `/` as an ordinary character, so an id holding one must not split a
+//! segment); ids without either, like every id the artifact service issues, are unchanged.
+//! On the wire every segment is then percent-encoded on its own (RFC 3986).
 
 use super::sigv4::uri_encode;
 use super::BodyRef;
@@ -17,18 +19,22 @@ pub fn segments(r: &BodyRef) -> Vec<String> {
     match non_empty(&r.tenant_id) {
         Some(t) => {
             out.push("prism-artifacts".to_string());
-            out.push(t.to_string());
+            out.push(escape(t));
         }
         None => {
             out.push("prism-artifacts-scoped".to_string());
-            out.push(non_empty(&r.account_id).map_or("-".into(), |a| format!("a:{a}")));
-            out.push(non_empty(&r.user_id).map_or("-".into(), |u| format!("u:{u}")));
+            out.push(non_empty(&r.account_id).map_or("-".into(), |a| format!("a:{}", escape(a))));
+            out.push(non_empty(&r.user_id).map_or("-".into(), |u| format!("u:{}", escape(u))));
         }
     }
-    out.push(r.thread_id.clone());
-    out.push(r.artifact_id.clone());
+    out.push(escape(&r.thread_id));
+    out.push(escape(&r.artifact_id));
     out.push(r.version.to_string());
     out
+}
+
+fn escape(s: &str) -> String {
+    s.replace('%', "%25").replace('/', "%2F")
 }
 
 fn non_empty(v: &Option<String>) -> Option<&str> {
@@ -82,8 +88,12 @@ mod tests {
             "prism-artifacts-scoped/-/u:u/th/art/1"
         );
         assert_ne!(
-            encoded_key(&r(Some("t"), None, None, "a/b")),
-            encoded_key(&r(Some("t/a"), None, None, "b"))
+            object_key(&r(Some("t"), None, None, "a/b")),
+            object_key(&r(Some("t/a"), None, None, "b"))
+        );
+        assert_ne!(
+            object_key(&r(Some("t"), None, None, "a%2Fb")),
+            object_key(&r(Some("t"), None, None, "a/b"))
         );
         assert_eq!(
             encoded_key(&r(Some("t!'()*"), None, None, "th")),

@@ -50,8 +50,14 @@ fn store_err(m: impl Into<String>) -> PrismError {
     PrismError::body(BodyCode::Store, m)
 }
 
+/// 1..=128 bytes, no control characters, not a dot segment (`.`, `..`), which a path
+/// could collapse.
 fn id_ok(v: &str) -> bool {
-    !v.is_empty() && v.len() <= MAX_ID_BYTES && !v.chars().any(char::is_control)
+    !v.is_empty()
+        && v.len() <= MAX_ID_BYTES
+        && v != "."
+        && v != ".."
+        && !v.chars().any(char::is_control)
 }
 
 /// Parse 64 hex digits (either case) into bytes.
@@ -99,7 +105,7 @@ impl BodyRef {
             match o.get(name) {
                 Some(Value::String(s)) if id_ok(s) => Ok(s.clone()),
                 _ => Err(store_err(format!(
-                    "{name} must be a string of 1..={MAX_ID_BYTES} bytes without control characters"
+                    "{name} must be a string of 1..={MAX_ID_BYTES} bytes without control characters, not . or .."
                 ))),
             }
         };

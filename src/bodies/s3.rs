@@ -164,8 +164,9 @@ impl Op {
 }
 
 /// S3 error codes that mean the credentials (or the signature made with them) were refused.
-const CREDENTIAL_CODES: [&str; 6] = [
+const CREDENTIAL_CODES: [&str; 7] = [
     "InvalidAccessKeyId",
+    "NotSignedUp",
     "SignatureDoesNotMatch",
     "ExpiredToken",
     "InvalidToken",
