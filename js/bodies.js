@@ -235,7 +235,9 @@ function createS3ArtifactBodyStore(options) {
       const signal = signalOf(presignOptions)
       const ttlMs = presignOptions?.ttlMs
       if (ttlMs !== undefined && typeof ttlMs !== 'number') throw storeError('ttlMs must be a number')
-      return withSignal(signal, () => callNativeAsync(() => handle.presign(json, ttlMs)))
+      const notAfter = presignOptions?.notAfter
+      if (notAfter !== undefined && typeof notAfter !== 'number') throw storeError('notAfter must be epoch milliseconds')
+      return withSignal(signal, () => callNativeAsync(() => handle.presign(json, ttlMs, notAfter)))
     },
   }
 }

@@ -304,10 +304,11 @@ impl S3BodyStore {
         method: &str,
         r: &BodyRef,
         seconds: u64,
+        now: i64,
         creds: &Credentials,
     ) -> String {
         let path = self.path(r);
-        let amz_date = sigv4::amz_date(now_ms());
+        let amz_date = sigv4::amz_date(now);
         let query = sigv4::presign_query(
             method,
             &path,
@@ -361,9 +362,16 @@ impl S3BodyStore {
         b.header("authorization", auth)
     }
 
-    /// `presign(ref, { ttlMs })`: a GET URL for this one object, valid `ttl_ms` (absent:
-    /// the store's `presignTtlMs`; otherwise `1..=presignTtlMs`).
-    pub async fn presign(&self, r: &BodyRef, ttl_ms: Option<u64>) -> Result<String> {
+    /// `presign(ref, { ttlMs, notAfter })`: a GET URL for this one object, valid `ttl_ms`
+    /// (absent: the store's `presignTtlMs`; otherwise `1..=presignTtlMs`), rounded up to
+    /// whole seconds, and never past `not_after` (epoch ms; the service passes its delivery
+    /// link's expiry, so the URL never outlives the link).
+    pub async fn presign(
+        &self,
+        r: &BodyRef,
+        ttl_ms: Option<u64>,
+        not_after: Option<i64>,
+    ) -> Result<String> {
         let ttl = ttl_ms.unwrap_or(self.limits.presign_ttl_ms);
         if ttl == 0 || ttl > self.limits.presign_ttl_ms {
             return Err(store_err(&format!(
@@ -372,7 +380,18 @@ impl S3BodyStore {
             )));
         }
         let creds = self.credentials().await?;
-        Ok(self.presigned_url("GET", r, ttl.div_ceil(1000), &creds))
+        let now = now_ms();
+        let mut seconds = ttl.div_ceil(1000);
+        if let Some(limit) = not_after {
+            // X-Amz-Date is `now` rounded down to the second; the URL expires that many
+            // seconds after it.
+            let max = (limit - (now - now.rem_euclid(1000))).div_euclid(1000);
+            if max < 1 {
+                return Err(store_err("notAfter leaves less than a second"));
+            }
+            seconds = seconds.min(max as u64);
+        }
+        Ok(self.presigned_url("GET", r, seconds, now, &creds))
     }
 }
 

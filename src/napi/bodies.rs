@@ -232,11 +232,13 @@ impl S3BodyStoreHandle {
         env: &'env Env,
         ref_json: String,
         ttl_ms: Option<f64>,
+        not_after: Option<f64>,
     ) -> napi::Result<PromiseRaw<'env, String>> {
         let store = self.inner.clone();
         env.spawn_future(guard_async(async move {
             let r = store.parse_ref(&ref_json)?;
-            store.presign(&r, ms(ttl_ms)?).await
+            let not_after = ms(not_after)?.map(|t| t as i64);
+            store.presign(&r, ms(ttl_ms)?, not_after).await
         }))
     }
 

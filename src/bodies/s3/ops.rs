@@ -164,7 +164,7 @@ impl S3BodyStore {
     async fn fetch(&self, r: &BodyRef) -> Result<Response<Incoming>> {
         let _permit = self.permit().await?;
         let creds = self.credentials().await?;
-        let url = self.presigned_url("GET", r, GET_URL_SECONDS, &creds);
+        let url = self.presigned_url("GET", r, GET_URL_SECONDS, now_ms(), &creds);
         let host = self.endpoint.host.clone();
         let resp = self
             .transport
