@@ -202,7 +202,7 @@ fn ms(v: Option<f64>) -> crate::error::Result<Option<u64>> {
     match v {
         None => Ok(None),
         Some(t)
-            if t.is_finite() && t.fract() == 0.0 && t >= 0.0 && t <= 9.007_199_254_740_991e15 =>
+            if t.fract() == 0.0 && (0.0..=9.007_199_254_740_991e15).contains(&t) =>
         {
             Ok(Some(t as u64))
         }
