@@ -201,9 +201,7 @@ impl BodyPutHandle {
 fn ms(v: Option<f64>) -> crate::error::Result<Option<u64>> {
     match v {
         None => Ok(None),
-        Some(t)
-            if t.fract() == 0.0 && (0.0..=9.007_199_254_740_991e15).contains(&t) =>
-        {
+        Some(t) if t.fract() == 0.0 && (0.0..=9.007_199_254_740_991e15).contains(&t) => {
             Ok(Some(t as u64))
         }
         Some(_) => Err(store_err(
