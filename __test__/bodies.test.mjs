@@ -3,7 +3,7 @@
 // s3s-fs is missing; in CI that is a failure (scripts/test-node.mjs).
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
-import { existsSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import {
@@ -154,6 +154,18 @@ describe('S3 body store over s3s-fs', { skip: missing ? 's3s-fs missing' : false
     assert.ok(existsSync(onDisk(ref)))
     await store.delete(ref)
     assert.equal(existsSync(onDisk(ref)), false)
+  })
+
+  it('runs a kms hook: ciphertext stored, plaintext verified and returned', async () => {
+    const xor = async (_op, b) => Uint8Array.from(b, (x) => x ^ 0x5a)
+    const sealed = make({ kms: xor })
+    const body = Buffer.from('plaintext body')
+    const ref = refFor(body)
+    await sealed.put(ref, body)
+    assert.notDeepEqual(readFileSync(onDisk(ref)), body)
+    assert.equal((await readAll(await sealed.get(ref))).toString(), 'plaintext body')
+    await rejects(sealed.put(refFor(body, { hash: sha('x') }), body), 'ERR_PRISM_ARTIFACT_BODY_HASH_MISMATCH')
+    await rejects(store.get(ref), 'ERR_PRISM_ARTIFACT_BODY_HASH_MISMATCH')
   })
 
   it('deletes idempotently', async () => {
