@@ -8,6 +8,9 @@ use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
 
 /// Bodies up to this size are spooled in memory.
 const MEMORY_MAX: u64 = 1024 * 1024;
+/// File I/O happens in blocks of this size (each is one hop to the blocking pool), while
+/// network frames and the chunks handed to JavaScript are smaller.
+const BLOCK: usize = 1024 * 1024;
 
 fn spool_err(_: std::io::Error) -> PrismError {
     PrismError::body(
@@ -22,20 +25,24 @@ enum Inner {
 }
 
 /// Bytes being received.
-pub struct SpoolWriter(Inner);
+pub struct SpoolWriter(Inner, BytesMut);
 
 impl SpoolWriter {
     pub async fn new(expected: u64) -> Result<Self> {
         if expected <= MEMORY_MAX {
-            return Ok(Self(Inner::Memory(BytesMut::with_capacity(
-                expected as usize,
-            ))));
+            return Ok(Self(
+                Inner::Memory(BytesMut::with_capacity(expected as usize)),
+                BytesMut::new(),
+            ));
         }
         let file = tokio::task::spawn_blocking(tempfile::tempfile)
             .await
             .map_err(|_| PrismError::internal("the spool task failed"))?
             .map_err(spool_err)?;
-        Ok(Self(Inner::File(tokio::fs::File::from_std(file))))
+        Ok(Self(
+            Inner::File(tokio::fs::File::from_std(file)),
+            BytesMut::with_capacity(BLOCK),
+        ))
     }
 
     pub async fn write(&mut self, chunk: &[u8]) -> Result<()> {
@@ -44,7 +51,14 @@ impl SpoolWriter {
                 b.extend_from_slice(chunk);
                 Ok(())
             }
-            Inner::File(f) => f.write_all(chunk).await.map_err(spool_err),
+            Inner::File(f) => {
+                self.1.extend_from_slice(chunk);
+                if self.1.len() >= BLOCK {
+                    let block = self.1.split().freeze();
+                    f.write_all(&block).await.map_err(spool_err)?;
+                }
+                Ok(())
+            }
         }
     }
 
@@ -53,6 +67,7 @@ impl SpoolWriter {
         let inner = match self.0 {
             Inner::Memory(b) => Inner::Memory(b),
             Inner::File(mut f) => {
+                f.write_all(&self.1).await.map_err(spool_err)?;
                 f.flush().await.map_err(spool_err)?;
                 f.rewind().await.map_err(spool_err)?;
                 Inner::File(f)
@@ -61,6 +76,7 @@ impl SpoolWriter {
         Ok(Spool {
             inner,
             remaining: len,
+            block: Bytes::new(),
         })
     }
 }
@@ -69,6 +85,8 @@ impl SpoolWriter {
 pub struct Spool {
     inner: Inner,
     remaining: u64,
+    /// The rest of the last block read from the file.
+    block: Bytes,
 }
 
 impl Spool {
@@ -81,9 +99,12 @@ impl Spool {
         let out = match &mut self.inner {
             Inner::Memory(b) => b.split_to(want.min(b.len())).freeze(),
             Inner::File(f) => {
-                let mut buf = vec![0u8; want];
-                f.read_exact(&mut buf).await.map_err(spool_err)?;
-                Bytes::from(buf)
+                if self.block.is_empty() {
+                    let mut buf = vec![0u8; (self.remaining.min(BLOCK as u64)) as usize];
+                    f.read_exact(&mut buf).await.map_err(spool_err)?;
+                    self.block = Bytes::from(buf);
+                }
+                self.block.split_to(want.min(self.block.len()))
             }
         };
         if out.is_empty() {
