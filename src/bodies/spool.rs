@@ -1,61 +1,93 @@
 //! Where a download waits until it is verified: in memory when small, otherwise in an
 //! anonymous temporary file (unlinked at creation), so a 512 MiB body never sits in a
 //! 512 MiB buffer. Bytes are handed out only after the whole body matched its ref.
+//!
+//! File I/O goes through the blocking pool in 1 MiB blocks, one reused buffer per
+//! direction (network frames and the chunks handed to JavaScript are smaller).
 
 use crate::error::{BodyCode, PrismError, Result};
 use bytes::{Bytes, BytesMut};
-use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
+use std::fs::File;
+use std::io::{Read, Seek, Write};
 
 /// Bodies up to this size are spooled in memory.
 const MEMORY_MAX: u64 = 1024 * 1024;
-/// File I/O happens in blocks of this size (each is one hop to the blocking pool), while
-/// network frames and the chunks handed to JavaScript are smaller.
+/// File I/O block size.
 const BLOCK: usize = 1024 * 1024;
 
-fn spool_err(_: std::io::Error) -> PrismError {
+fn spool_err() -> PrismError {
     PrismError::body(
         BodyCode::Store,
         "the download could not be spooled to a temporary file",
     )
 }
 
+/// Run `f` on the file in the blocking pool and put the file back.
+async fn with_file<T: Send + 'static>(
+    slot: &mut Option<File>,
+    f: impl FnOnce(&mut File) -> std::io::Result<T> + Send + 'static,
+) -> Result<T> {
+    let mut file = slot.take().ok_or_else(spool_err)?;
+    let (file, out) = tokio::task::spawn_blocking(move || {
+        let out = f(&mut file);
+        (file, out)
+    })
+    .await
+    .map_err(|_| spool_err())?;
+    *slot = Some(file);
+    out.map_err(|_| spool_err())
+}
+
 enum Inner {
     Memory(BytesMut),
-    File(tokio::fs::File),
+    File(Option<File>),
 }
 
 /// Bytes being received.
-pub struct SpoolWriter(Inner, BytesMut);
+pub struct SpoolWriter {
+    inner: Inner,
+    buf: Vec<u8>,
+}
 
 impl SpoolWriter {
     pub async fn new(expected: u64) -> Result<Self> {
         if expected <= MEMORY_MAX {
-            return Ok(Self(
-                Inner::Memory(BytesMut::with_capacity(expected as usize)),
-                BytesMut::new(),
-            ));
+            return Ok(Self {
+                inner: Inner::Memory(BytesMut::with_capacity(expected as usize)),
+                buf: Vec::new(),
+            });
         }
         let file = tokio::task::spawn_blocking(tempfile::tempfile)
             .await
-            .map_err(|_| PrismError::internal("the spool task failed"))?
-            .map_err(spool_err)?;
-        Ok(Self(
-            Inner::File(tokio::fs::File::from_std(file)),
-            BytesMut::with_capacity(BLOCK),
-        ))
+            .map_err(|_| spool_err())?
+            .map_err(|_| spool_err())?;
+        Ok(Self {
+            inner: Inner::File(Some(file)),
+            buf: Vec::with_capacity(BLOCK),
+        })
+    }
+
+    async fn flush_block(&mut self) -> Result<()> {
+        let Inner::File(slot) = &mut self.inner else {
+            return Ok(());
+        };
+        let buf = std::mem::take(&mut self.buf);
+        let mut buf = with_file(slot, move |f| f.write_all(&buf).map(|()| buf)).await?;
+        buf.clear();
+        self.buf = buf;
+        Ok(())
     }
 
     pub async fn write(&mut self, chunk: &[u8]) -> Result<()> {
-        match &mut self.0 {
+        match &mut self.inner {
             Inner::Memory(b) => {
                 b.extend_from_slice(chunk);
                 Ok(())
             }
-            Inner::File(f) => {
-                self.1.extend_from_slice(chunk);
-                if self.1.len() >= BLOCK {
-                    let block = self.1.split().freeze();
-                    f.write_all(&block).await.map_err(spool_err)?;
+            Inner::File(_) => {
+                self.buf.extend_from_slice(chunk);
+                if self.buf.len() >= BLOCK {
+                    self.flush_block().await?;
                 }
                 Ok(())
             }
@@ -63,18 +95,13 @@ impl SpoolWriter {
     }
 
     /// The verified body, read from its start.
-    pub async fn finish(self, len: u64) -> Result<Spool> {
-        let inner = match self.0 {
-            Inner::Memory(b) => Inner::Memory(b),
-            Inner::File(mut f) => {
-                f.write_all(&self.1).await.map_err(spool_err)?;
-                f.flush().await.map_err(spool_err)?;
-                f.rewind().await.map_err(spool_err)?;
-                Inner::File(f)
-            }
-        };
+    pub async fn finish(mut self, len: u64) -> Result<Spool> {
+        self.flush_block().await?;
+        if let Inner::File(slot) = &mut self.inner {
+            with_file(slot, |f| f.rewind()).await?;
+        }
         Ok(Spool {
-            inner,
+            inner: self.inner,
             remaining: len,
             block: Bytes::new(),
         })
@@ -98,11 +125,15 @@ impl Spool {
         let want = (self.remaining.min(max as u64)) as usize;
         let out = match &mut self.inner {
             Inner::Memory(b) => b.split_to(want.min(b.len())).freeze(),
-            Inner::File(f) => {
+            Inner::File(slot) => {
                 if self.block.is_empty() {
-                    let mut buf = vec![0u8; (self.remaining.min(BLOCK as u64)) as usize];
-                    f.read_exact(&mut buf).await.map_err(spool_err)?;
-                    self.block = Bytes::from(buf);
+                    let n = self.remaining.min(BLOCK as u64) as usize;
+                    let block = with_file(slot, move |f| {
+                        let mut buf = vec![0u8; n];
+                        f.read_exact(&mut buf).map(|()| buf)
+                    })
+                    .await?;
+                    self.block = Bytes::from(block);
                 }
                 self.block.split_to(want.min(self.block.len()))
             }
