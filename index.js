@@ -28,6 +28,8 @@ module.exports = {
 
   // business action drafts
   ...require('./js/drafts.js'),
+  // artifact bodies (S3-compatible body store)
+  ...require('./js/bodies.js'),
 
   // HTTP adapter
   ...require('./js/http.js'),

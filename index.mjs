@@ -49,6 +49,18 @@ export const {
   resolveWorkDraftLimits,
 } = cjs
 
+// artifact bodies (S3-compatible body store)
+export const {
+  createS3ArtifactBodyStore,
+  resolveArtifactBodyLimits,
+  s3ObjectKey,
+  signV4,
+  sha256Hex,
+  S3ArtifactBodyError,
+  DEFAULT_ARTIFACT_BODY_LIMITS,
+  HARD_ARTIFACT_BODY_LIMITS,
+} = cjs
+
 // HTTP adapter
 export const { createArtifactHandler, toNodeListener } = cjs
 

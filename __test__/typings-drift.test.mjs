@@ -28,7 +28,7 @@ function documentedCaps(source, name) {
   const caps = {}
   for (const [, doc, prop] of m[1].matchAll(/\/\*\*([\s\S]*?)\*\/\s*readonly (\w+)\?: number/g)) {
     const n = String.raw`(\d+(?: \d{3})*(?: [KM]iB)?)`
-    const d = new RegExp(`default ${n}, hard ${n}`, 'i').exec(doc.replace(/\n\s*\*/g, ' '))
+    const d = new RegExp(`default ${n}(?: \\([^)]*\\))?, hard ${n}`, 'i').exec(doc.replace(/\n\s*\*/g, ' '))
     assert.ok(d, `${name}.${prop} documents "Default D, hard H"`)
     caps[prop] = { default: bytes(d[1]), hard: bytes(d[2]) }
   }
@@ -53,6 +53,7 @@ test('error reasons and codes in the typings are exactly the native ones', () =>
   assert.deepEqual(Object.keys(prism.ARTIFACT_BODY_ERROR_CODES).sort(), [...tables.bodyCodes].sort())
   assert.deepEqual(union(typings('drafts.d.ts'), 'WorkDraftErrorReason'), [...tables.workDraftReasons].sort())
   assert.deepEqual([...prism.WORK_DRAFT_ERROR_REASONS].sort(), [...tables.workDraftReasons].sort())
+  assert.deepEqual(union(typings('bodies.d.ts'), 'S3ArtifactBodyErrorCode'), [...tables.s3Codes].sort())
 })
 
 const resolvers = [
@@ -61,6 +62,7 @@ const resolvers = [
   ['diagnostics.d.ts', 'NormalizeDiagnosticsOptions', (l) => prism.resolveDiagnosticsLimits(l)],
   ['lsp.d.ts', 'LanguageIntelligenceLimits', (l) => prism.resolveLanguageIntelligenceLimits(l)],
   ['drafts.d.ts', 'WorkDraftLimits', (l) => prism.resolveWorkDraftLimits(l)],
+  ['bodies.d.ts', 'ArtifactBodyLimits', (l) => prism.resolveArtifactBodyLimits(l)],
 ]
 
 for (const [file, name, resolve] of resolvers) {

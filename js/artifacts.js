@@ -19,6 +19,9 @@ const { createSecretRedactor, nativeRedactors } = require('./redaction.js')
 const CONSTANTS = JSON.parse(native.artifactsConstants())
 const OPERATIONS = CONSTANTS.operations
 
+/** Marks a service with a body store wired (the HTTP download route then adds a presigned URL). */
+const BODIES_WIRED = Symbol.for('prism-review.artifact-bodies')
+
 let emptyRedactor
 let neverAborted
 
@@ -72,9 +75,12 @@ function createArtifactService(store, options) {
 function buildService(store, options) {
   if (!isPlainObject(options)) throw typeError('createArtifactService(store, options): options must be an object')
   for (const k of Object.keys(options)) {
-    if (!['redactor', 'linkSecret', 'limits', 'onDecision'].includes(k)) throw typeError(`options.${k} is not a known option`)
+    if (!['redactor', 'linkSecret', 'limits', 'onDecision', 'bodies'].includes(k)) throw typeError(`options.${k} is not a known option`)
   }
-  const { redactor, linkSecret, limits, onDecision } = options
+  const { redactor, linkSecret, limits, onDecision, bodies } = options
+  if (bodies !== undefined && (!isPlainObject(bodies) || !['put', 'get', 'delete', 'presign'].every((m) => typeof bodies[m] === 'function'))) {
+    throw typeError('options.bodies must be an ArtifactBodyStore (put, get, delete, presign)')
+  }
   if (redactor === null || (typeof redactor !== 'object' && typeof redactor !== 'function') || typeof redactor.redact !== 'function') {
     throw typeError('options.redactor must be a SecretRedactor ({ redact(value) })')
   }
@@ -89,7 +95,7 @@ function buildService(store, options) {
     redactorHandle = emptyRedactor
   }
   const handle = callNative(
-    () => new native.ArtifactServiceHandle(storeHandle, redactorHandle, `{"linkSecretBase64":${JSON.stringify(secret)},"limits":${limitsText}}`),
+    () => new native.ArtifactServiceHandle(storeHandle, redactorHandle, `{"linkSecretBase64":${JSON.stringify(secret)},"limits":${limitsText}${bodies ? ',"bodies":true' : ''}}`),
   )
 
   async function hostRedact(value, what) {
@@ -161,10 +167,16 @@ function buildService(store, options) {
         releaseSignal(signalId)
       }
     }
-    let { result, event } = JSON.parse(text)
+    let { result, event, body } = JSON.parse(text)
     if (hostRedactor) {
       result = await hostRedact(result, 'result')
       if (event !== undefined) event = await hostRedact(event, 'audit event')
+    }
+    // deliveryLink with a body store: the revision's presigned URL, bounded by the link.
+    if (body !== undefined && bodies) {
+      const url = await bodies.presign(body.ref, { ttlMs: body.ttlMs, notAfter: body.notAfter, ...(signal ? { signal } : {}) })
+      if (typeof url !== 'string' || url === '') throw new ArtifactError('the body store did not return a URL', 'invalid_input')
+      result = { ...result, url }
     }
     if (event !== undefined && onDecision) {
       try {
@@ -189,6 +201,7 @@ function buildService(store, options) {
       enumerable: true,
     })
   }
+  if (bodies) Object.defineProperty(service, BODIES_WIRED, { value: true })
   Object.defineProperty(service, 'limits', { value: Object.freeze(JSON.parse(callNative(() => handle.limits()))), enumerable: true })
   return Object.freeze(service)
 }
@@ -285,3 +298,6 @@ module.exports = {
   citationBindingDigest,
   approvalEvidenceIntact,
 }
+
+// Internal: non-enumerable, so `index.js` (which spreads this module) does not export it.
+Object.defineProperty(module.exports, 'BODIES_WIRED', { value: BODIES_WIRED, enumerable: false })

@@ -93,6 +93,19 @@ defineName(WorkDraftError, 'WorkDraftError')
 /** Every error this package built with `withCode` (typed Node-style errors). */
 const OURS = new WeakSet()
 
+/**
+ * S3 adapter failures: `(message, reason)` with `reason` one of PRESIGN, UPLOAD, DOWNLOAD,
+ * DELETE, CREDENTIALS and `code` `ERR_PRISM_S3_<reason>`, as @arnilo/prism's.
+ */
+class S3ArtifactBodyError extends Error {
+  constructor(message, reason, options) {
+    super(message, options)
+    this.reason = reason
+    this.code = `ERR_PRISM_S3_${reason}`
+  }
+}
+defineName(S3ArtifactBodyError, 'S3ArtifactBodyError')
+
 function withCode(error, code) {
   error.code = code
   OURS.add(error)
@@ -107,7 +120,9 @@ function isOurs(err) {
     err instanceof CheckpointConflictError ||
     err instanceof CodingPatchReviewError ||
     err instanceof LanguageIntelligenceError ||
-    err instanceof ArtifactBodyStoreError
+    err instanceof ArtifactBodyStoreError ||
+    err instanceof WorkDraftError ||
+    err instanceof S3ArtifactBodyError
   )
 }
 
@@ -126,6 +141,8 @@ function fromPayload(p) {
       return new ArtifactBodyStoreError(p.message, String(p.code).slice('ERR_PRISM_ARTIFACT_BODY_'.length))
     case 'WorkDraftError':
       return new WorkDraftError(p.message, p.reason)
+    case 'S3ArtifactBodyError':
+      return new S3ArtifactBodyError(p.message, String(p.code).slice('ERR_PRISM_S3_'.length))
     case 'RangeError':
       return withCode(new RangeError(p.message), p.code)
     case 'TypeError':
@@ -239,6 +256,7 @@ module.exports = {
   ArtifactBodyStoreError,
   ARTIFACT_BODY_ERROR_CODES,
   WorkDraftError,
+  S3ArtifactBodyError,
   translate,
   fromPayload,
   callNative,

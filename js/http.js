@@ -194,7 +194,16 @@ async function download(ctx, request, url, signal) {
   if (revision === undefined) {
     throw new HttpFailure(404, 'not_found', 'the linked revision does not exist')
   }
-  return jsonResponse(ctx, 200, { artifactId: token.artifactId, threadId: token.threadId, revision })
+  const out = { artifactId: token.artifactId, threadId: token.threadId, revision }
+  // A service with a body store wired adds a fresh presigned URL, valid no longer than the link.
+  if (ctx.service[artifacts.BODIES_WIRED] === true) {
+    const remaining = Math.floor((Date.parse(token.expiresAt) - Date.now()) / 1000)
+    if (remaining < 1) throw new ArtifactError('the delivery link has expired', 'link_expired')
+    const max = ctx.service.limits?.deliveryLinkTtlSeconds ?? remaining
+    const fresh = await raced(ctx.service.deliveryLink({ ...input, version: token.version, ttlSeconds: Math.min(remaining, max) }), signal)
+    out.url = fresh.url
+  }
+  return jsonResponse(ctx, 200, out)
 }
 
 /** Verify a delivery link (size, signature, expiry) → its token. */

@@ -4,6 +4,9 @@
 // then set for the test processes). In CI (CI=true, set by .ci/run) a backend that cannot
 // run is a failure, not a skip.
 import { connect } from 'node:net'
+import { existsSync } from 'node:fs'
+import { homedir } from 'node:os'
+import { join } from 'node:path'
 
 export const DEFAULT_POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/test'
 
@@ -55,6 +58,14 @@ export async function resolveBackends(env = process.env) {
       runs: false,
       detail: 'SKIPPED: PRISM_TEST_POSTGRES_URL is unset and no server answers at 127.0.0.1:5432 (see README, "Develop")',
     })
+  }
+  // s3s-fs, the S3-compatible server the body store suites run against (README, "Develop").
+  const s3s = env.PRISM_S3S_FS || join(homedir(), '.cache', 'prism-review', 's3s-fs', 'bin', 's3s-fs')
+  if (existsSync(s3s)) {
+    env.PRISM_S3S_FS = s3s
+    list.push({ name: 's3 (s3s-fs)', runs: true, detail: s3s })
+  } else {
+    list.push({ name: 's3 (s3s-fs)', runs: false, detail: `SKIPPED: no s3s-fs at ${s3s} (set PRISM_S3S_FS; see README, "Develop")` })
   }
   return list
 }

@@ -20,6 +20,8 @@ pub enum ErrorKind {
     Body(BodyCode),
     /// `WorkDraftError` with `code: "ERR_PRISM_WORK_DRAFT"` and this `reason`.
     WorkDraft(WorkDraftReason),
+    /// `S3ArtifactBodyError` with `ERR_PRISM_S3_<code>` and `reason` `<code>`.
+    S3(S3Code),
     /// A JavaScript `RangeError` (a limit outside `1..hard`).
     Range,
     /// A JavaScript `TypeError` (an argument of the wrong type where no domain error fits).
@@ -130,6 +132,17 @@ string_enum!(
     }
 );
 
+string_enum!(
+    /// Suffix of `S3ArtifactBodyError.code` (`ERR_PRISM_S3_<suffix>`), also its `reason`.
+    S3Code {
+        Presign => "PRESIGN",
+        Upload => "UPLOAD",
+        Download => "DOWNLOAD",
+        Delete => "DELETE",
+        Credentials => "CREDENTIALS",
+    }
+);
+
 /// The single error type of the core.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
@@ -160,6 +173,9 @@ impl PrismError {
     pub fn work_draft(reason: WorkDraftReason, message: impl Into<String>) -> Self {
         Self::new(ErrorKind::WorkDraft(reason), message)
     }
+    pub fn s3(code: S3Code, message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::S3(code), message)
+    }
     pub fn conflict(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::CheckpointConflict, message)
     }
@@ -185,6 +201,7 @@ impl PrismError {
             ErrorKind::Lsp(_) => "LanguageIntelligenceError",
             ErrorKind::Body(_) => "ArtifactBodyStoreError",
             ErrorKind::WorkDraft(_) => "WorkDraftError",
+            ErrorKind::S3(_) => "S3ArtifactBodyError",
             ErrorKind::Range => "RangeError",
             ErrorKind::Type => "TypeError",
             ErrorKind::Internal | ErrorKind::StoreUnavailable => "Error",
@@ -200,6 +217,7 @@ impl PrismError {
             ErrorKind::Lsp(c) => format!("ERR_PRISM_LSP_{c}"),
             ErrorKind::Body(c) => format!("ERR_PRISM_ARTIFACT_BODY_{c}"),
             ErrorKind::WorkDraft(_) => "ERR_PRISM_WORK_DRAFT".into(),
+            ErrorKind::S3(c) => format!("ERR_PRISM_S3_{c}"),
             ErrorKind::Range => "ERR_OUT_OF_RANGE".into(),
             ErrorKind::Type => "ERR_INVALID_ARG_TYPE".into(),
             ErrorKind::Internal => "ERR_PRISM_INTERNAL".into(),
@@ -212,6 +230,8 @@ impl PrismError {
         match self.kind {
             ErrorKind::Artifact(r) => Some(r.as_str()),
             ErrorKind::WorkDraft(r) => Some(r.as_str()),
+            ErrorKind::Body(c) => Some(c.as_str()),
+            ErrorKind::S3(c) => Some(c.as_str()),
             _ => None,
         }
     }

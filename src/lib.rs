@@ -7,6 +7,7 @@
 //! against panics.
 
 pub mod artifacts;
+pub mod bodies;
 pub mod credentials;
 pub mod diagnostics;
 pub mod drafts;

@@ -376,7 +376,7 @@ export interface ArtifactDeliveryResult {
   readonly link: string
   /** The signed token. */
   readonly token: ArtifactDeliveryToken
-  /** A presigned blob-store URL, when a body store is wired (not in this version). */
+  /** A presigned URL of the revision's body, when a body store is wired; it never outlives the link. */
   readonly url?: string
 }
 
@@ -419,6 +419,7 @@ export type ArtifactDecisionEvent = ArtifactContentEvent | ArtifactReviewEvent
 
 export { createSecretRedactor, type SecretRedactor } from './redaction'
 import type { SecretRedactor } from './redaction'
+import type { ArtifactBodyStore } from './bodies'
 
 /** Options of {@link createArtifactService}. */
 export interface CreateArtifactServiceOptions {
@@ -433,6 +434,11 @@ export interface CreateArtifactServiceOptions {
    * operation rejects with an `ArtifactError` carrying `committed: true`, `record` and `cause`.
    */
   readonly onDecision?: (event: ArtifactDecisionEvent) => void | Promise<void>
+  /**
+   * Body store: `deliveryLink` then also returns `url` from `bodies.presign` (a revision
+   * without a recorded `size` is `invalid_input`), and the HTTP download route a fresh one.
+   */
+  readonly bodies?: ArtifactBodyStore
 }
 
 /**

@@ -35,6 +35,8 @@ pub use context::{AbortFlag, ServiceConfig, ABORTED, OPERATIONS};
 pub struct Outcome {
     pub result: Value,
     pub event: Option<Value>,
+    /// `deliveryLink` with a body store wired: `{ ref, ttlMs, notAfter }` for `bodies.presign`.
+    pub body: Option<Value>,
 }
 
 impl Outcome {
@@ -42,6 +44,7 @@ impl Outcome {
         Self {
             result,
             event: None,
+            body: None,
         }
     }
 }
@@ -170,6 +173,7 @@ impl ArtifactService {
         Ok(Outcome {
             result: self.redactor.redact_value(out.result),
             event: out.event.map(|e| self.redactor.redact_value(e)),
+            body: out.body,
         })
     }
 
@@ -449,6 +453,7 @@ impl ArtifactService {
                 );
                 Ok(Outcome {
                     result: value,
+                    body: None,
                     event: Some(event),
                 })
             }
@@ -593,6 +598,7 @@ impl ArtifactService {
         );
         Ok(Outcome {
             result: value,
+            body: None,
             event: Some(event),
         })
     }
@@ -686,6 +692,7 @@ impl ArtifactService {
         let event = self.event(kind, &rec, version, &ctx, Who::Reviewer(&reviewer, state));
         Ok(Outcome {
             result: value,
+            body: None,
             event: Some(event),
         })
     }
@@ -743,9 +750,47 @@ impl ArtifactService {
             &self.config.link_secret,
             l.delivery_link_token_bytes,
         )?;
-        Ok(Outcome::quiet(
-            serde_json::to_value(delivery).unwrap_or(Value::Null),
-        ))
+        let mut out = Outcome::quiet(serde_json::to_value(delivery).unwrap_or(Value::Null));
+        if self.config.bodies {
+            out.body = Some(self.body_request(&rec, version, &ctx, ttl)?);
+        }
+        Ok(out)
+    }
+
+    /// What `bodies.presign` is asked for a delivery: the revision's body ref (its hash
+    /// without a `sha256:` prefix), `ttlMs` = the link's TTL, and `notAfter` = the link's
+    /// expiry (epoch ms), so the URL never outlives the link. A revision without a
+    /// recorded size cannot address a body: `invalid_input`.
+    fn body_request(&self, rec: &Record, version: u64, ctx: &Ctx, ttl: u64) -> Result<Value> {
+        let rev = rec
+            .revision(version)
+            .ok_or_else(|| err(R::NotFound, format!("revision {version} not found")))?;
+        let Some(size) = rev.size else {
+            return Err(err(
+                R::InvalidInput,
+                format!("revision {version} has no recorded size; its body cannot be addressed"),
+            ));
+        };
+        let hash = rev.hash.strip_prefix("sha256:").unwrap_or(&rev.hash);
+        let mut r = serde_json::json!({
+            "artifactId": rec.id,
+            "threadId": rec.thread_id,
+            "version": version,
+            "mime": rev.mime,
+            "size": size,
+            "hash": hash,
+        });
+        if let (Value::Object(m), Value::Object(o)) = (
+            &mut r,
+            serde_json::to_value(&ctx.owner).unwrap_or(Value::Null),
+        ) {
+            m.extend(o);
+        }
+        Ok(serde_json::json!({
+            "ref": r,
+            "ttlMs": ttl * 1000,
+            "notAfter": ctx.now + (ttl as i64) * 1000,
+        }))
     }
 }
 

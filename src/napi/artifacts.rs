@@ -124,6 +124,9 @@ impl ArtifactServiceHandle {
             if let Some(e) = out.event {
                 v["event"] = e;
             }
+            if let Some(b) = out.body {
+                v["body"] = b;
+            }
             text_of(&v)
         })
     }

@@ -14,6 +14,7 @@
 //!   message; `js/errors.js` turns that into the right error class. One place.
 
 mod artifacts;
+mod bodies;
 mod calls;
 mod credentials;
 mod diagnostics;
@@ -110,7 +111,7 @@ where
 /// layer builds `ARTIFACT_BODY_ERROR_CODES` from it and a test compares it with the typings.
 #[napi_derive::napi]
 pub fn error_tables() -> napi::Result<String> {
-    use crate::error::{ArtifactReason, BodyCode, LspCode, ReviewCode, WorkDraftReason};
+    use crate::error::{ArtifactReason, BodyCode, LspCode, ReviewCode, S3Code, WorkDraftReason};
     fn all<T: Copy>(values: &[T], text: fn(T) -> &'static str) -> Vec<&'static str> {
         values.iter().map(|v| text(*v)).collect()
     }
@@ -121,6 +122,7 @@ pub fn error_tables() -> napi::Result<String> {
             "lspCodes": all(LspCode::ALL, LspCode::as_str),
             "bodyCodes": all(BodyCode::ALL, BodyCode::as_str),
             "workDraftReasons": all(WorkDraftReason::ALL, WorkDraftReason::as_str),
+            "s3Codes": all(S3Code::ALL, S3Code::as_str),
         })
         .to_string())
     })

@@ -71,6 +71,8 @@ impl AbortFlag {
 pub struct ServiceConfig {
     pub link_secret: Vec<u8>,
     pub limits: ArtifactLimits,
+    /// A body store is wired: `deliveryLink` also resolves the revision's body ref.
+    pub bodies: bool,
 }
 
 impl std::fmt::Debug for ServiceConfig {
@@ -86,7 +88,7 @@ impl ServiceConfig {
     /// From `{ linkSecretBase64, limits? }` (what the binding layer sends).
     pub fn parse(value: &Value) -> Result<Self> {
         let f = Fields::new(value, "options", PrismError::type_error)?;
-        input::only(&f, &["linkSecretBase64", "limits"])
+        input::only(&f, &["linkSecretBase64", "limits", "bodies"])
             .map_err(|e| PrismError::type_error(e.message))?;
         let secret = base64::engine::general_purpose::STANDARD
             .decode(f.str("linkSecretBase64")?)
@@ -95,6 +97,7 @@ impl ServiceConfig {
         Ok(Self {
             link_secret: secret,
             limits: ArtifactLimits::resolve(f.get("limits"))?,
+            bodies: f.opt_bool("bodies")?.unwrap_or(false),
         })
     }
 }

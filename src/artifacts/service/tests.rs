@@ -88,6 +88,7 @@ fn service_with(limits: Value, secrets: &[&str]) -> (Arc<MemStore>, ArtifactServ
         ServiceConfig {
             link_secret: SECRET.to_vec(),
             limits: ArtifactLimits::resolve(Some(&limits)).unwrap(),
+            bodies: false,
         },
     );
     (store, svc)
@@ -1142,6 +1143,7 @@ async fn a_cross_owner_collision_in_one_key_space_is_answered_as_not_found() {
         ServiceConfig {
             link_secret: SECRET.to_vec(),
             limits: ArtifactLimits::defaults(),
+            bodies: false,
         },
     );
     attach(&svc, "taken").await;

@@ -1,0 +1,277 @@
+'use strict'
+// Artifact bodies: the native S3-compatible ArtifactBodyStore and its pure helpers.
+//
+// The store is Rust (src/bodies/): SigV4, transport, verification, the object key and the
+// caps all live there. This file only adapts JavaScript values: a Uint8Array body is
+// handed over whole, a ReadableStream body chunk by chunk (each awaited, so the upload's
+// backpressure reaches the caller's stream), and a download comes back as a
+// ReadableStream over the verified spool. Host hooks (credentials, isHeld) are called
+// through envelopes, so a hook's own error text never reaches an error message.
+
+const native = require('./native.js')
+const {
+  ArtifactBodyStoreError,
+  S3ArtifactBodyError,
+  callNative,
+  callNativeAsync,
+  typeError,
+  describe,
+  isObject,
+} = require('./errors.js')
+
+const CONSTANTS = JSON.parse(native.bodiesConstants())
+/** Bytes of each chunk a download is read in: 64 KiB keeps a 512 MiB download under 128 MiB RSS (bench/bodies.bench.mjs); 1 MiB chunks measured 145-180 MiB. */
+const READ_CHUNK = 64 * 1024
+
+function storeError(message, options) {
+  return new ArtifactBodyStoreError(message, 'STORE', options)
+}
+
+/** JSON text of a ref; what JSON cannot carry is a STORE error. */
+function refJson(ref) {
+  if (!isObject(ref)) throw storeError(`a body reference must be an object, got ${describe(ref)}`)
+  let text
+  try {
+    text = JSON.stringify(ref)
+  } catch {
+    throw storeError('the body reference cannot be serialized')
+  }
+  return text
+}
+
+function signalOf(options) {
+  if (options === undefined || options === null) return undefined
+  if (!isObject(options)) throw typeError('options must be an object')
+  const { signal } = options
+  if (signal === undefined) return undefined
+  if (signal === null || typeof signal !== 'object' || typeof signal.aborted !== 'boolean') {
+    throw typeError('options.signal must be an AbortSignal')
+  }
+  return signal
+}
+
+/** Run a native transfer under `signal`: an abort cancels it and rejects with the signal's reason. */
+async function withSignal(signal, fn) {
+  signal?.throwIfAborted()
+  const abort = new native.BodyAbortHandle()
+  const onAbort = () => abort.abort()
+  signal?.addEventListener('abort', onAbort, { once: true })
+  try {
+    return await fn(abort)
+  } catch (err) {
+    if (signal?.aborted) throw signal.reason
+    throw err
+  } finally {
+    signal?.removeEventListener('abort', onAbort)
+  }
+}
+
+function asBuffer(bytes) {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+}
+
+function isReadableStream(v) {
+  return v !== null && typeof v === 'object' && typeof v.getReader === 'function'
+}
+
+/** Read a whole stream, refusing it past `max` bytes (only for the kms hook, which takes whole bodies). */
+async function readBounded(stream, max) {
+  const reader = stream.getReader()
+  const chunks = []
+  let total = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    if (!(value instanceof Uint8Array)) throw storeError('a body stream must yield Uint8Array chunks')
+    total += value.byteLength
+    if (total > max) {
+      await reader.cancel().catch(() => {})
+      throw new ArtifactBodyStoreError('the body exceeds maxBodyBytes', 'SIZE_MISMATCH')
+    }
+    chunks.push(value)
+  }
+  return Buffer.concat(chunks, total)
+}
+
+/** A host hook as the native side calls it: JSON in, an envelope out, never a rejection. */
+function hook(fn, toJson) {
+  return async (arg) => {
+    try {
+      return JSON.stringify({ ok: toJson(await fn(arg)) })
+    } catch {
+      return '{"error":true}'
+    }
+  }
+}
+
+function credentialsJson(c) {
+  if (!isObject(c)) return {}
+  const out = {}
+  for (const k of ['accessKeyId', 'secretAccessKey', 'sessionToken']) {
+    if (typeof c[k] === 'string') out[k] = c[k]
+  }
+  return out
+}
+
+async function callKms(kms, op, bytes) {
+  let out
+  try {
+    out = await kms(op, bytes)
+  } catch (cause) {
+    throw storeError(`the kms hook failed to ${op}`, { cause })
+  }
+  if (!(out instanceof Uint8Array)) throw storeError(`the kms hook must ${op} to a Uint8Array`)
+  return out
+}
+
+/** Stream a ReadableStream body into a native streamed upload. */
+async function putStream(handle, json, body, signal) {
+  return withSignal(signal, async (abort) => {
+    const put = callNative(() => handle.startPut(json, abort))
+    const result = callNativeAsync(() => put.result())
+    result.catch(() => {})
+    const reader = body.getReader()
+    try {
+      for (;;) {
+        const { done, value } = await reader.read()
+        if (done) break
+        if (!(value instanceof Uint8Array)) throw storeError('a body stream must yield Uint8Array chunks')
+        if (!(await put.push(asBuffer(value)))) {
+          reader.cancel().catch(() => {})
+          break
+        }
+      }
+    } catch (err) {
+      abort.abort()
+      put.end()
+      await result.catch(() => {})
+      throw err
+    }
+    put.end()
+    await result
+  })
+}
+
+/** A ReadableStream over a verified download. */
+function readStream(reader) {
+  return new ReadableStream({
+    async pull(controller) {
+      const chunk = await callNativeAsync(() => reader.read(READ_CHUNK))
+      if (chunk === null) controller.close()
+      else controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength))
+    },
+  }, { highWaterMark: 0 })
+}
+
+/**
+ * The native S3-compatible ArtifactBodyStore (AWS S3, MinIO, Cloudflare R2): path-style,
+ * SigV4, verified put/get, legal hold on delete, bounded presigned URLs.
+ * @param options `{ endpoint, bucket, region = "us-east-1", credentials, isHeld?, kms?, limits? }`
+ */
+function createS3ArtifactBodyStore(options) {
+  if (!isObject(options)) throw typeError(`createS3ArtifactBodyStore(options): options must be an object, got ${describe(options)}`)
+  const { endpoint, bucket, region, credentials, isHeld, kms, limits } = options
+  if (typeof endpoint !== 'string') throw storeError('endpoint must be an absolute URL string')
+  if (typeof bucket !== 'string') throw storeError('bucket must be a string')
+  if (region !== undefined && typeof region !== 'string') throw storeError('region must be a string')
+  if (typeof credentials !== 'function') throw typeError('options.credentials must be a function returning { accessKeyId, secretAccessKey, sessionToken? }')
+  if (isHeld !== undefined && typeof isHeld !== 'function') throw typeError('options.isHeld must be a function')
+  if (kms !== undefined && typeof kms !== 'function') throw typeError('options.kms must be a function')
+  if (limits !== undefined && !isObject(limits)) throw typeError('options.limits must be an object')
+  const config = JSON.stringify({ endpoint, bucket, ...(region === undefined ? {} : { region }), ...(limits === undefined ? {} : { limits }) })
+  const handle = callNative(
+    native.createS3BodyStore,
+    config,
+    hook(() => credentials(), credentialsJson),
+    isHeld === undefined ? undefined : hook((json) => isHeld(JSON.parse(json)), (held) => held === true),
+  )
+  const maxBodyBytes = JSON.parse(handle.limits()).maxBodyBytes
+
+  return {
+    async put(ref, body, transferOptions) {
+      const json = refJson(ref)
+      const signal = signalOf(transferOptions)
+      callNative(() => handle.checkRef(json))
+      if (kms !== undefined) {
+        const bytes = body instanceof Uint8Array ? body : isReadableStream(body) ? await readBounded(body, maxBodyBytes) : null
+        if (bytes === null) throw typeError('body must be a Uint8Array or a ReadableStream')
+        callNative(() => handle.verify(json, asBuffer(bytes)))
+        const payload = await callKms(kms, 'encrypt', bytes)
+        return withSignal(signal, (abort) => callNativeAsync(() => handle.putBytes(json, asBuffer(payload), true, abort)))
+      }
+      if (body instanceof Uint8Array) {
+        return withSignal(signal, (abort) => callNativeAsync(() => handle.putBytes(json, asBuffer(body), false, abort)))
+      }
+      if (isReadableStream(body)) return putStream(handle, json, body, signal)
+      throw typeError(`body must be a Uint8Array or a ReadableStream, got ${describe(body)}`)
+    },
+
+    async get(ref, transferOptions) {
+      const json = refJson(ref)
+      const signal = signalOf(transferOptions)
+      if (kms !== undefined) {
+        const stored = await withSignal(signal, (abort) => callNativeAsync(() => handle.getStored(json, abort)))
+        const plain = await callKms(kms, 'decrypt', stored)
+        callNative(() => handle.verify(json, asBuffer(plain)))
+        return new ReadableStream({
+          start(controller) {
+            controller.enqueue(plain)
+            controller.close()
+          },
+        })
+      }
+      const reader = await withSignal(signal, (abort) => callNativeAsync(() => handle.get(json, abort)))
+      return readStream(reader)
+    },
+
+    async delete(ref, transferOptions) {
+      const json = refJson(ref)
+      const signal = signalOf(transferOptions)
+      await withSignal(signal, (abort) => callNativeAsync(() => handle.delete(json, abort)))
+    },
+
+    async presign(ref, presignOptions) {
+      const json = refJson(ref)
+      const signal = signalOf(presignOptions)
+      const ttlMs = presignOptions?.ttlMs
+      if (ttlMs !== undefined && typeof ttlMs !== 'number') throw storeError('ttlMs must be a number')
+      const notAfter = presignOptions?.notAfter
+      if (notAfter !== undefined && typeof notAfter !== 'number') throw storeError('notAfter must be epoch milliseconds')
+      return withSignal(signal, () => callNativeAsync(() => handle.presign(json, ttlMs, notAfter)))
+    },
+  }
+}
+
+/** The resolved body store limits; a value outside 1..hard is a RangeError. */
+function resolveArtifactBodyLimits(limits) {
+  if (limits !== undefined && !isObject(limits)) throw typeError('limits must be an object')
+  return Object.freeze(JSON.parse(callNative(native.bodiesResolveLimits, JSON.stringify(limits ?? {}))))
+}
+
+/** The object key a ref's body lives under (unencoded segments joined by `/`). */
+function s3ObjectKey(ref) {
+  return callNative(native.bodiesObjectKey, refJson(ref))
+}
+
+/** AWS SigV4 over the reference's `SigV4SignInput` → `{ signature, canonicalRequest }`. */
+async function signV4(input) {
+  if (!isObject(input)) throw typeError('signV4(input): input must be an object')
+  return JSON.parse(callNative(native.bodiesSignV4, JSON.stringify(input)))
+}
+
+/** Lowercase hex SHA-256 of `data`. */
+async function sha256Hex(data) {
+  if (!(data instanceof Uint8Array)) throw typeError('sha256Hex(data): data must be a Uint8Array')
+  return native.bodiesSha256Hex(asBuffer(data))
+}
+
+module.exports = {
+  createS3ArtifactBodyStore,
+  resolveArtifactBodyLimits,
+  s3ObjectKey,
+  signV4,
+  sha256Hex,
+  S3ArtifactBodyError,
+  DEFAULT_ARTIFACT_BODY_LIMITS: Object.freeze({ ...CONSTANTS.defaults }),
+  HARD_ARTIFACT_BODY_LIMITS: Object.freeze({ ...CONSTANTS.hard }),
+}
