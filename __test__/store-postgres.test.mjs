@@ -21,12 +21,19 @@ after(() => {
   if (url) psql(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
 })
 
-test('options: wrong types are invalid_input, numbers out of range are RangeErrors, nothing leaks the password', () => {
-  for (const options of [undefined, null, 'postgres://x', {}, { connectionString: 5 }, { connectionString: '' },
-    { connectionString: 'postgres://u:pw@h:notaport/db' }, { connectionString: 'postgres://h/db', schema: 'a;drop table x' },
-    { connectionString: 'postgres://h/db', schema: 7 }, { connectionString: 'postgres://h/db', other: 1 },
-    { connectionString: 'postgres://' }, { connectionString: ' ' }, { connectionString: 'postgres://h/db' }]) {
+test('options: wrong types are invalid_input, a connection string that can never connect is a TypeError, numbers out of range are RangeErrors, nothing leaks the password', () => {
+  for (const options of [undefined, null, 'postgres://x', {}, { connectionString: 5 },
+    { connectionString: 'postgres://h/db', schema: 'a;drop table x' },
+    { connectionString: 'postgres://h/db', schema: 7 }, { connectionString: 'postgres://h/db', other: 1 }]) {
     assert.throws(() => createPostgresPersistence(options), (e) => isInvalid(e) && !/pw@/.test(e.message), JSON.stringify(options))
+  }
+  // Empty, unparsable, no host, no user: refused at construction, not at first use.
+  for (const connectionString of ['', 'postgres://u:pw@h:notaport/db', 'postgres://', ' ', 'postgres://h/db']) {
+    assert.throws(
+      () => createPostgresPersistence({ connectionString }),
+      (e) => e instanceof TypeError && e.code === 'ERR_INVALID_ARG_TYPE' && !/pw@/.test(e.message),
+      JSON.stringify(connectionString),
+    )
   }
   for (const extra of [{ maxConnections: 0 }, { maxConnections: 101 }, { maxConnections: 1.5 }, { connectTimeoutMs: 0 }, { connectTimeoutMs: NaN }]) {
     assert.throws(() => createPostgresPersistence({ connectionString: 'postgres://h/db', ...extra }), RangeError)

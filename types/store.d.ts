@@ -201,7 +201,7 @@ export interface PostgresPersistence {
  * conformance as the SQLite store, with `jsonb` values (object keys come back in
  * PostgreSQL's order). Many Node instances may share one database; the schema is created
  * or migrated on first use. Connection failures and timeouts reject with an `Error` whose
- * `code` is `"ERR_PRISM_STORE_UNAVAILABLE"` (retry); a connection string naming no host or
- * no user is refused at construction.
+ * `code` is `"ERR_PRISM_STORE_UNAVAILABLE"` (retry); an empty or unparsable connection
+ * string, or one naming no host or no user, is a `TypeError` at construction.
  */
 export declare function createPostgresPersistence(options: PostgresPersistenceOptions): PostgresPersistence

@@ -45,6 +45,12 @@ pub struct PostgresOptions {
     pub connect_timeout: Duration,
 }
 
+/// A connection string that can never connect (empty, unparsable, no host, no user) is a
+/// `TypeError` at construction (issue 17 point 8); the message never quotes the string.
+fn bad_connection_string(why: &str) -> PrismError {
+    PrismError::type_error(format!("options.connectionString {why}"))
+}
+
 impl PostgresOptions {
     pub const DEFAULT_MAX_CONNECTIONS: u64 = 10;
     pub const HARD_MAX_CONNECTIONS: u64 = 100;
@@ -59,12 +65,11 @@ impl PostgresOptions {
         connect_timeout_ms: Option<u64>,
     ) -> Result<Self> {
         if connection_string.is_empty() || connection_string.len() > 8192 {
-            return Err(invalid("options.connectionString must be 1..8192 bytes"));
+            return Err(bad_connection_string("must be 1..8192 bytes"));
         }
         // The parser's message could quote the string (and its password): never show it.
-        let mut config = tokio_postgres::Config::from_str(connection_string).map_err(|_| {
-            invalid("options.connectionString is not a valid PostgreSQL connection string")
-        })?;
+        let mut config = tokio_postgres::Config::from_str(connection_string)
+            .map_err(|_| bad_connection_string("is not a valid PostgreSQL connection string"))?;
         let range = |name: &'static str, v: Option<u64>, default: u64, hard: u64| {
             caps::resolve(&format!("options.{name}"), v, Cap::new(name, default, hard))
         };
@@ -98,10 +103,10 @@ impl PostgresOptions {
         // What the driver would only find out at first use: no host ("postgres://",
         // " ") or no user (the driver has no default user).
         if config.get_hosts().is_empty() {
-            return Err(invalid("options.connectionString names no host"));
+            return Err(bad_connection_string("names no host"));
         }
         if config.get_user().is_none_or(str::is_empty) {
-            return Err(invalid("options.connectionString names no user"));
+            return Err(bad_connection_string("names no user"));
         }
         let connect_timeout = Duration::from_millis(timeout);
         config.connect_timeout(connect_timeout);
@@ -662,7 +667,7 @@ mod tests {
     fn options_are_checked_without_echoing_credentials() {
         let e = PostgresOptions::new("postgres://u:s3cret@host:notaport/db", None, None, None)
             .unwrap_err();
-        assert_eq!(e.reason(), Some("invalid_input"));
+        assert_eq!(e.class_name(), "TypeError");
         assert!(!e.message.contains("s3cret"));
         let ok = "postgres://postgres@127.0.0.1:5432/test";
         for schema in ["", "1a", "a-b", "a\"b", "a;drop", &"x".repeat(64)] {
@@ -693,7 +698,7 @@ mod tests {
             "postgres://127.0.0.1/db",
         ] {
             let e = PostgresOptions::new(bad, None, None, None).unwrap_err();
-            assert_eq!(e.reason(), Some("invalid_input"), "{bad:?}");
+            assert_eq!(e.class_name(), "TypeError", "{bad:?}");
         }
         assert!(PostgresOptions::new("host=127.0.0.1 user=postgres", None, None, None).is_ok());
     }
