@@ -1,10 +1,20 @@
-// Issue 17 point 7 (first half): the artifact service charges its input cap while
-// reading the caller's value, so hostile input costs at most the cap; and the bounded
-// reader writes exactly what JSON.stringify writes.
+// Issue 17 point 7: the artifact service and the native stores charge their input caps
+// while reading the caller's value, so hostile input costs at most the cap; and the
+// bounded reader writes exactly what JSON.stringify writes, refusing exactly what is over.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
-import { createArtifactService, createMemoryCheckpointStore, createSecretRedactor, ArtifactError } from '../index.mjs'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import {
+  createArtifactService,
+  createMemoryCheckpointStore,
+  createSecretRedactor,
+  createSqlitePersistence,
+  ArtifactError,
+  CheckpointConflictError,
+} from '../index.mjs'
 
 const require = createRequire(import.meta.url)
 const { boundedJson } = require('../js/input.js')
@@ -53,3 +63,84 @@ test('the bounded reader writes what JSON.stringify writes', () => {
   assert.throws(() => boundedJson({ n: 1n }, big, 128, fail), TypeError)
   assert.throws(() => boundedJson('x'.repeat(10), 5, 128, fail), /larger than 5/)
 })
+
+test('the bounded reader refuses exactly the text over the cap (seeded random values)', () => {
+  const fail = (m) => new RangeError(m)
+  let seed = 7
+  const rnd = (n) => {
+    seed = (seed * 1103515245 + 12345) % 2147483648
+    return seed % n
+  }
+  const gen = (d) => {
+    switch (rnd(d > 4 ? 6 : 9)) {
+      case 0: return null
+      case 1: return rnd(2) === 0
+      case 2: return rnd(100000) / (rnd(7) + 1)
+      case 3: return 'x"\n\\é\u0001'.slice(0, rnd(7)).repeat(rnd(4))
+      case 4: return undefined
+      case 5: return () => 1
+      case 6:
+      case 7: return Array.from({ length: rnd(5) }, () => gen(d + 1))
+      default: {
+        const o = {}
+        for (let i = rnd(5); i > 0; i--) o[`k${'é'.repeat(rnd(3))}${i}`] = gen(d + 1)
+        return o
+      }
+    }
+  }
+  for (let i = 0; i < 3000; i++) {
+    const v = gen(0)
+    const text = JSON.stringify(v) ?? 'null'
+    assert.equal(boundedJson(v, text.length, 128, fail), text, text)
+    assert.throws(() => boundedJson(v, text.length - 1, 128, fail), RangeError, text)
+  }
+})
+
+const WIRE_MAX = 16 * 1024 * 1024 + 128 * 1024
+const outOfRange = (e) => e instanceof RangeError && e.code === 'ERR_OUT_OF_RANGE' && /larger than|deeper than/.test(e.message)
+
+for (const [kind, open] of [
+  ['memory', () => ({ store: createMemoryCheckpointStore({ maxValueBytes: 16 * 1024 * 1024 }), close: async () => {} })],
+  [
+    'SQLite',
+    () => {
+      const dir = mkdtempSync(join(tmpdir(), 'prism-caps-'))
+      const p = createSqlitePersistence({ filename: join(dir, 'caps.db') })
+      return { store: p.checkpoints, close: async () => { await p.close(); rmSync(dir, { recursive: true, force: true }) } }
+    },
+  ],
+]) {
+  test(`${kind} store: a hostile saveCheckpoint value is refused while it is read`, async () => {
+    const { store, close } = open()
+    try {
+      let reads = 0
+      const holes = new Proxy(new Array(10_000_000), {
+        get(target, key, receiver) {
+          if (typeof key === 'string' && /^\d+$/.test(key)) reads++
+          return Reflect.get(target, key, receiver)
+        },
+      })
+      await assert.rejects(store.saveCheckpoint({ namespace: 'n', key: 'holes', value: holes }), outOfRange)
+      assert.equal(reads, 0, 'no element was read')
+      let after = 0
+      const tail = { get x() { after++; return 1 } }
+      await assert.rejects(store.saveCheckpoint({ namespace: 'n', key: 'str', value: { s: 'x'.repeat(WIRE_MAX), tail } }), outOfRange)
+      assert.equal(after, 0, 'nothing after the oversized string was read')
+      let deep = {}
+      for (let i = 0; i < 100_000; i++) deep = { d: deep }
+      await assert.rejects(store.saveCheckpoint({ namespace: 'n', key: 'deep', value: deep }), outOfRange)
+      // Values JSON cannot carry stay the reference's conflict, with the cause kept.
+      const cyc = {}
+      cyc.self = cyc
+      const e = await store.saveCheckpoint({ namespace: 'n', key: 'cyc', version: 1, value: cyc }).then(() => assert.fail('saved'), (x) => x)
+      assert.ok(e instanceof CheckpointConflictError && e.cause instanceof TypeError, String(e))
+      // Nothing was written, and an ordinary value still round-trips.
+      assert.equal((await store.listCheckpoints({ namespace: 'n' })).items.length, 0)
+      const value = { text: 'é'.repeat(1000), list: [1, null, 'x'] }
+      await store.saveCheckpoint({ namespace: 'n', key: 'ok', version: 1, value })
+      assert.deepEqual((await store.loadCheckpoint({ namespace: 'n', key: 'ok' })).value, value)
+    } finally {
+      await close()
+    }
+  })
+}

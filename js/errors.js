@@ -186,11 +186,13 @@ async function callNativeAsync(fn, ...args) {
  * JSON text of `value` for the native side. Values JSON cannot carry (cycles, BigInt,
  * throwing getters) become `makeError(message)`.
  */
-function toJson(value, makeError) {
+function toJson(value, makeError, stringify = JSON.stringify) {
   let text
   try {
-    text = JSON.stringify(value)
+    text = stringify(value)
   } catch (err) {
+    // A limit the (bounded) writer charged is already ours: it stays what it is.
+    if (isOurs(err)) throw err
     let message
     try {
       message = err && typeof err.message === 'string' ? err.message : String(err)

@@ -78,76 +78,69 @@ function entryPoint(what, fn) {
 
 /**
  * JSON text of `value`, exactly as `JSON.stringify` writes it, charging `maxChars` while
- * reading (issue 17): an array's length, a string's length and the text written so far
- * are counted before the work, so hostile input (a 10M-hole array, a huge string, a deep
- * nest) costs at most the cap before `tooLarge(message)` is thrown. Nesting deeper than
+ * reading (issue 17). A first walk charges a lower bound of the text each value will
+ * write (an array's length before its elements, a string's length, every key) and stops
+ * at the cap, so hostile input (a 10M-hole array, a huge string, a deep nest) costs at
+ * most the cap before `tooLarge(message)` is thrown; only then does the engine's own
+ * `JSON.stringify` write the text, and its exact length is checked. Nesting deeper than
  * `maxDepth` is `tooLarge` too. Cycles and BigInts are `TypeError`s as in JSON.stringify.
  */
 function boundedJson(value, maxChars, maxDepth, tooLarge) {
-  let used = 0
+  const over = () => tooLarge(`the request is larger than ${maxChars} characters of JSON`)
   const stack = []
-  const charge = (n) => {
-    used += n
-    if (used > maxChars) throw tooLarge(`the request is larger than ${maxChars} characters of JSON`)
-  }
-  // One value as JSON text, or undefined (omitted) for undefined, functions and symbols.
-  function write(holder, key, v) {
-    if (v !== null && (typeof v === 'object' || typeof v === 'bigint') && typeof v.toJSON === 'function') v = v.toJSON(key)
-    if (v !== null && typeof v === 'object') {
-      if (v instanceof Number) v = Number(v)
-      else if (v instanceof String) v = String(v)
-      else if (v instanceof Boolean) v = v.valueOf()
-    }
+  let used = 0
+  // Charges the least text `v` writes, less `prepaid` characters already charged for it;
+  // false when JSON leaves it out (undefined, a function, a symbol).
+  function walk(key, v, prepaid) {
+    if (v !== null && (typeof v === 'object' || typeof v === 'bigint') && typeof v.toJSON === 'function') v = v.toJSON(String(key))
+    used -= prepaid
     switch (typeof v) {
       case 'string':
-        charge(v.length + 2)
-        return JSON.stringify(v)
-      case 'number':
-        charge(8)
-        return Number.isFinite(v) ? String(v) : 'null'
-      case 'boolean':
-        charge(5)
-        return v ? 'true' : 'false'
-      case 'bigint':
-        throw new TypeError('Do not know how to serialize a BigInt')
+        used += v.length + 2
+        break
       case 'object':
-        if (v === null) {
-          charge(4)
-          return 'null'
-        }
-        return writeObject(v)
+        if (v === null) used += 4
+        else if (v instanceof String) used += v.length + 2
+        else if (v instanceof Number || v instanceof Boolean) used += 1
+        else walkObject(v)
+        break
+      case 'undefined':
+      case 'function':
+      case 'symbol':
+        used += prepaid
+        return false
       default:
-        return undefined
+        // A number, a boolean, or a BigInt (JSON.stringify refuses it below).
+        used += 1
     }
+    if (used > maxChars) throw over()
+    return true
   }
-  function writeObject(v) {
+  function walkObject(v) {
     if (stack.includes(v)) throw new TypeError('Converting circular structure to JSON')
     if (stack.length >= maxDepth) throw tooLarge(`the request nests deeper than ${maxDepth} levels`)
     stack.push(v)
-    let out
     if (Array.isArray(v)) {
       const n = v.length
-      // Every element costs at least one character ("0" or a comma): charge them first.
-      charge(2 + n)
-      const parts = new Array(n)
-      for (let i = 0; i < n; i++) parts[i] = write(v, String(i), v[i]) ?? 'null'
-      out = `[${parts.join(',')}]`
+      // Brackets, n - 1 commas and at least one character per element, before any is read.
+      used += 2 * n + 1
+      if (used > maxChars) throw over()
+      for (let i = 0; i < n; i++) walk(i, v[i], 1)
     } else {
+      // Braces, and per member its quoted key, colon and comma (one comma too many).
+      used += 1
       const keys = Object.keys(v)
-      charge(2 + keys.length)
-      const parts = []
-      for (const k of keys) {
-        const text = write(v, k, v[k])
-        if (text === undefined) continue
-        charge(k.length + 3)
-        parts.push(`${JSON.stringify(k)}:${text}`)
+      for (let i = 0; i < keys.length; i++) {
+        const k = keys[i]
+        if (walk(k, v[k], 0)) used += k.length + 4
       }
-      out = `{${parts.join(',')}}`
     }
     stack.pop()
-    return out
   }
-  return write({ '': value }, '', value) ?? 'null'
+  walk('', value, 0)
+  const text = JSON.stringify(value) ?? 'null'
+  if (text.length > maxChars) throw over()
+  return text
 }
 
 module.exports = { readInput, callReading, jsonOf, isNative, fromCaller, entryPoint, boundedJson }

@@ -13,7 +13,7 @@
 const native = require('./native.js')
 const { invoke } = require('./calls.js')
 const { ArtifactError, CheckpointConflictError, callNative, toJson, typeError, rangeError, describe, isObject } = require('./errors.js')
-const { entryPoint } = require('./input.js')
+const { entryPoint, boundedJson } = require('./input.js')
 
 const METHODS = ['saveCheckpoint', 'loadCheckpoint', 'listCheckpoints', 'deleteCheckpoint']
 /** Native store method → its handle. */
@@ -30,12 +30,28 @@ function isAbortSignal(s) {
   )
 }
 
-/** JSON text of a store call's argument without its `signal` (checked, and honoured now). */
+/** The wire's limits (`{ maxInputBytes, maxDepth }`), owned by Rust. */
+const WIRE = JSON.parse(native.storeConstants())
+
+/**
+ * JSON text of a store call's argument without its `signal` (checked, and honoured now).
+ * The text is written by the bounded reader, charging the wire's size and depth limits
+ * while it reads (issue 17): a hostile value costs at most `maxInputBytes` before it is a
+ * RangeError. A value JSON cannot carry (a cycle, a BigInt, a throwing toJSON) is the
+ * reference's CheckpointConflictError, with the original error as `cause`.
+ */
 function inputJson(method, input) {
   const { rest, signal } = entryPoint(`${method}(input)`, () => readStoreInput(method, input))
   // The caller's own abort reason is what an aborted signal rejects with (not wrapped).
   signal?.throwIfAborted()
-  return entryPoint(`${method}(input)`, () => toJson(rest, (m) => new CheckpointConflictError(`Checkpoint value must be JSON serializable: ${m}`)))
+  const tooLarge = (m) => rangeError(`${method}(input): ${m.replace('the request', 'input')}`)
+  return entryPoint(`${method}(input)`, () =>
+    toJson(
+      rest,
+      (m) => new CheckpointConflictError(`Checkpoint value must be JSON serializable: ${m}`),
+      (value) => boundedJson(value, WIRE.maxInputBytes, WIRE.maxDepth, tooLarge),
+    ),
+  )
 }
 
 /** The input without its `signal` (checked), and the signal. */

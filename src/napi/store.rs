@@ -355,3 +355,15 @@ pub fn create_postgres_persistence(options: String) -> napi::Result<PostgresPers
         })
     })
 }
+
+/// Constants the JS layer charges while it writes a store call's input:
+/// `{ maxInputBytes, maxDepth }` (the wire's own limits, so JS never refuses what the
+/// native side would accept).
+#[napi]
+pub fn store_constants() -> String {
+    serde_json::json!({
+        "maxInputBytes": store::wire::MAX_INPUT_BYTES,
+        "maxDepth": crate::json::MAX_DEPTH,
+    })
+    .to_string()
+}

@@ -17,11 +17,15 @@ fn type_error(message: String) -> PrismError {
     PrismError::type_error(message)
 }
 
+/// Largest JSON text of one store call's input: the hard value cap plus room for the
+/// other fields. The JS layer charges it while it writes the text (`storeConstants`), so
+/// hostile input costs at most this much before it is refused.
+pub const MAX_INPUT_BYTES: usize = VALUE_BYTES_HARD + 128 * 1024;
+
 fn parse_object(text: &str) -> Result<Value> {
-    if text.len() > VALUE_BYTES_HARD + 128 * 1024 {
+    if text.len() > MAX_INPUT_BYTES {
         return Err(PrismError::range(format!(
-            "input is larger than {} bytes",
-            VALUE_BYTES_HARD + 128 * 1024
+            "input is larger than {MAX_INPUT_BYTES} bytes"
         )));
     }
     // JSON.stringify made it, so the only parse failure is nesting past serde's limit.
