@@ -12,7 +12,9 @@ import {
   createMemoryCheckpointStore,
   createSecretRedactor,
   createSqlitePersistence,
+  createWorkDraftService,
   ArtifactError,
+  WorkDraftError,
   CheckpointConflictError,
 } from '../index.mjs'
 
@@ -144,3 +146,27 @@ for (const [kind, open] of [
     }
   })
 }
+
+test('work drafts: a hostile payload or request is refused while it is read', async () => {
+  const drafts = createWorkDraftService(createMemoryCheckpointStore(), { redactor: createSecretRedactor([]) })
+  const base = { ownership, threadId: 't', provider: 'mail', op: 'send' }
+  const isTooLarge = (e) => e instanceof WorkDraftError && e.reason === 'payload_too_large'
+  let reads = 0
+  const holes = new Proxy(new Array(10_000_000), {
+    get(target, key, receiver) {
+      if (typeof key === 'string' && /^\d+$/.test(key)) reads++
+      return Reflect.get(target, key, receiver)
+    },
+    getOwnPropertyDescriptor(target, key) {
+      if (typeof key === 'string' && /^\d+$/.test(key)) reads++
+      return Reflect.getOwnPropertyDescriptor(target, key)
+    },
+  })
+  await assert.rejects(drafts.create({ ...base, payload: { list: holes } }), isTooLarge)
+  assert.equal(reads, 0, 'no element of the payload was read')
+  await assert.rejects(drafts.create({ ...base, payload: { s: 'x'.repeat(5 * 1024 * 1024) } }), isTooLarge)
+  // A member outside the payload is charged by the request's own bounded reader.
+  await assert.rejects(drafts.create({ ...base, payload: { a: 1 }, idempotencyKey: holes }), isTooLarge)
+  assert.equal(reads, 0, 'no element of the request was read')
+  assert.equal((await drafts.list({ ownership, threadId: 't' })).items.length, 0)
+})

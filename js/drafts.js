@@ -13,6 +13,7 @@ const native = require('./native.js')
 const { WorkDraftError, callNative, callNativeAsync, toJson, typeError, describe, isObject } = require('./errors.js')
 const { toStoreHandle, registerSignal, releaseSignal } = require('./store.js')
 const { nativeRedactors } = require('./redaction.js')
+const { boundedJson } = require('./input.js')
 
 const CONSTANTS = JSON.parse(native.draftsConstants())
 const OPTION_KEYS = ['redactor', 'recipientPolicy', 'onDecision', 'editsRequireReapproval', 'limits']
@@ -38,22 +39,32 @@ function pointer(path) {
  * most `CONSTANTS.maxDepth` levels, no cycles, accessors or prototype keys. Messages name
  * the JSON pointer, never the value.
  */
-function checkJsonValue(value, what, reason) {
+function checkJsonValue(value, what, reason, budget) {
   const active = new Set()
   const fail = (path, why) => {
     throw new WorkDraftError(`${what} at ${pointer(path)} ${why}`, reason)
   }
+  // The least JSON text each value writes, charged before it is read (issue 17): the
+  // request cap is reached before a hostile payload costs more than the cap.
+  const charge = (n) => {
+    budget.used += n
+    if (budget.used > CONSTANTS.maxInputBytes) throw tooLarge(`the request is larger than ${CONSTANTS.maxInputBytes} characters of JSON`)
+  }
   const walk = (v, path) => {
     switch (typeof v) {
       case 'string':
+        charge(v.length + 2)
+        return
       case 'boolean':
+        charge(4)
         return
       case 'number':
         if (!Number.isFinite(v)) fail(path, 'is not a finite number')
         if (Object.is(v, -0)) fail(path, 'is -0, which JSON cannot carry')
+        charge(1)
         return
       case 'object':
-        if (v === null) return
+        if (v === null) return charge(4)
         break
       default:
         fail(path, `is a ${typeof v}, which JSON cannot carry`)
@@ -65,9 +76,13 @@ function checkJsonValue(value, what, reason) {
     if (!isArray && proto !== Object.prototype && proto !== null) fail(path, 'is not a plain object')
     if (Object.getOwnPropertySymbols(v).length > 0) fail(path, 'has symbol keys')
     active.add(v)
+    // Brackets and the commas between elements before any is read; braces and per member
+    // its quoted key, colon and comma (one comma too many, so one brace is not charged).
+    charge(isArray ? 1 + v.length : 1)
     const descriptors = Object.getOwnPropertyDescriptors(v)
     for (const key of Object.keys(descriptors)) {
       if (isArray && key === 'length') continue
+      if (!isArray) charge(key.length + 4)
       const d = descriptors[key]
       const at = [...path, key]
       if (!('value' in d)) fail(at, 'is an accessor (getter or setter)')
@@ -79,6 +94,15 @@ function checkJsonValue(value, what, reason) {
     active.delete(v)
   }
   walk(value, [])
+}
+
+function tooLarge(message) {
+  return new WorkDraftError(message, 'payload_too_large')
+}
+
+/** JSON text of a request, its cap charged while it is read. */
+function requestJson(value) {
+  return toJson(value, invalidInput, (v) => boundedJson(v, CONSTANTS.maxInputBytes, CONSTANTS.maxInputDepth, tooLarge))
 }
 
 function invalidInput(message, options) {
@@ -107,7 +131,7 @@ function resolveWorkDraftLimits(limits) {
 /** Hex SHA-256 of the RFC 8785 canonical JSON of `payload` (a plain JSON object). */
 function draftPayloadDigest(payload) {
   if (!isObject(payload)) throw invalidInput(`draftPayloadDigest(payload): payload must be a plain object, got ${describe(payload)}`)
-  checkJsonValue(payload, 'payload', 'invalid_input')
+  checkJsonValue(payload, 'payload', 'invalid_input', { used: 0 })
   return callNative(native.draftsPayloadDigest, toJson(payload, invalidInput))
 }
 
@@ -179,8 +203,9 @@ function createWorkDraftService(store, options) {
       throw invalidInput('input cannot be read', { cause })
     }
     if (signal !== undefined && !isAbortSignal(signal)) throw invalidInput('input.signal must be an AbortSignal')
+    const budget = { used: 0 }
     for (const [member, reason] of Object.entries(PAYLOAD_MEMBERS)) {
-      if (rest[member] !== undefined) checkJsonValue(rest[member], member, reason)
+      if (rest[member] !== undefined) checkJsonValue(rest[member], member, reason, budget)
     }
     if (hostRedactor) {
       const { ownership, ...request } = rest
@@ -191,7 +216,7 @@ function createWorkDraftService(store, options) {
       if (!isObject(redacted)) throw invalidInput('the host redactor must return the request as an object')
       rest = ownership === undefined ? redacted : { ownership, ...redacted }
     }
-    return { signal, json: toJson(rest, invalidInput) }
+    return { signal, json: requestJson(rest) }
   }
 
   async function run(op, input) {

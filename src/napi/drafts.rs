@@ -163,6 +163,8 @@ pub fn drafts_constants() -> String {
         "operations": drafts::service::OPERATIONS,
         "reasons": reasons,
         "maxDepth": DraftLimits::hard().payload_depth(),
+        "maxInputBytes": crate::artifacts::input::MAX_INPUT_BYTES,
+        "maxInputDepth": crate::json::MAX_DEPTH,
         "immutableKeys": drafts::payload::IMMUTABLE_KEYS,
         "defaultBasePath": crate::http::drafts::DEFAULT_BASE_PATH,
     })
