@@ -13,6 +13,9 @@ import {
   createSecretRedactor,
   createSqlitePersistence,
   createWorkDraftService,
+  createCodingPatchReviewManifest,
+  assertCodingPatchAccepted,
+  CodingPatchReviewError,
   ArtifactError,
   WorkDraftError,
   CheckpointConflictError,
@@ -169,4 +172,18 @@ test('work drafts: a hostile payload or request is refused while it is read', as
   await assert.rejects(drafts.create({ ...base, payload: { a: 1 }, idempotencyKey: holes }), isTooLarge)
   assert.equal(reads, 0, 'no element of the request was read')
   assert.equal((await drafts.list({ ownership, threadId: 't' })).items.length, 0)
+})
+
+test('coding review: a hostile manifest or accept input is refused while it is read', () => {
+  let reads = 0
+  const holes = new Proxy(new Array(10_000_000), {
+    get(target, key, receiver) {
+      if (typeof key === 'string' && /^\d+$/.test(key)) reads++
+      return Reflect.get(target, key, receiver)
+    },
+  })
+  const isLimit = (e) => e instanceof CodingPatchReviewError && e.code === 'ERR_PRISM_REVIEW_LIMIT'
+  assert.throws(() => createCodingPatchReviewManifest({ threadId: 't', changedPaths: holes }), isLimit)
+  assert.throws(() => assertCodingPatchAccepted({ record: { revisions: holes } }), isLimit)
+  assert.equal(reads, 0, 'no element was read')
 })

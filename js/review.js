@@ -21,11 +21,12 @@
 
 const native = require('./native.js')
 const { CodingPatchReviewError, callNative, toJson } = require('./errors.js')
+const { boundedJson } = require('./input.js')
 
-// The native core refuses larger inputs too; checking the text length here (UTF-16 units,
-// never more than its UTF-8 bytes) refuses a huge input before it is copied across.
-const MANIFEST_INPUT_BYTES = 4 * 1024 * 1024
-const ASSERT_INPUT_BYTES = 16 * 1024 * 1024
+// The core's input caps (Rust owns them). The JSON text is charged while it is written
+// (UTF-16 units, never more than its UTF-8 bytes), so a huge input is refused before it
+// costs more than the cap or is copied across.
+const { manifestInputBytes: MANIFEST_INPUT_BYTES, assertInputBytes: ASSERT_INPUT_BYTES } = JSON.parse(native.reviewConstants())
 // The columns path reads at most this many bulk entries (the hard caps admit far fewer).
 const COLUMNS_MAX_ENTRIES = 80000
 
@@ -34,11 +35,9 @@ function inputError(message) {
 }
 
 function encode(value, cap) {
-  const text = toJson(value, inputError)
-  if (text.length > cap) {
-    throw new CodingPatchReviewError('LIMIT', `input is more than ${cap} bytes of JSON; the cap is ${cap} bytes`)
-  }
-  return text
+  const tooLarge = () => new CodingPatchReviewError('LIMIT', `input is more than ${cap} bytes of JSON; the cap is ${cap} bytes`)
+  // No depth limit here: nesting is the native reader's to refuse, as before.
+  return toJson(value, inputError, (v) => boundedJson(v, cap, Infinity, tooLarge))
 }
 
 /** The JSON text path: the native side returns the artifact input's JSON text (without

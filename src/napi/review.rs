@@ -207,3 +207,14 @@ fn decode(units: &[u16], lens: &[u32]) -> Result<Option<(String, Vec<usize>)>> {
 pub fn review_assert_accepted(input: String) -> napi::Result<String> {
     guard(|| crate::review::assert_accepted_json(&input))
 }
+
+/// Constants the JS layer charges while it writes review input:
+/// `{ manifestInputBytes, assertInputBytes }` (the core's own caps).
+#[napi]
+pub fn review_constants() -> String {
+    serde_json::json!({
+        "manifestInputBytes": crate::review::MANIFEST_INPUT_BYTES,
+        "assertInputBytes": crate::review::ASSERT_INPUT_BYTES,
+    })
+    .to_string()
+}
