@@ -704,6 +704,17 @@ test('encodeLspFrame and LspFrameReader round-trip in any chunking and stay boun
     assert.throws(() => small.push(Buffer.from('x')), frameErr('ERR_PRISM_LSP_LIMIT'), 'a failed reader stays failed')
   }
   assert.deepEqual(new LspFrameReader(64).push(encodeLspFrame({ short: 1 })), [{ short: 1 }])
+  // A message over the hard cap (32 MiB) is refused while it is written: no element of a
+  // 20M-hole array is read (issue 17 point 7).
+  let reads = 0
+  const holes = new Proxy(new Array(20_000_000), {
+    get(target, key, receiver) {
+      if (typeof key === 'string' && /^\d+$/.test(key)) reads++
+      return Reflect.get(target, key, receiver)
+    },
+  })
+  assert.throws(() => encodeLspFrame({ jsonrpc: '2.0', method: 'x', params: holes }), frameErr('ERR_PRISM_LSP_LIMIT'))
+  assert.equal(reads, 0)
   assert.throws(() => new LspFrameReader().push(Buffer.from('Content-Length: 3\r\n\r\nabc')), frameErr('ERR_PRISM_LSP_FRAMING'))
   assert.throws(() => new LspFrameReader().push(Buffer.from('Content-Length: x\r\n\r\n')), frameErr('ERR_PRISM_LSP_FRAMING'))
   assert.throws(() => new LspFrameReader(0), RangeError)

@@ -47,13 +47,16 @@ function callReading(what, fn, ...args) {
 
 /**
  * JSON text of caller input. A value JSON cannot carry (a cycle, a BigInt) or a throwing
- * getter or toJSON is a TypeError with the original error as `cause`.
+ * getter or toJSON is a TypeError with the original error as `cause`. With `bound`
+ * (`{ maxChars, maxDepth?, tooLarge }`) the text is charged while it is written
+ * (`boundedJson`), and `tooLarge(message)` is what an oversized value throws.
  */
-function jsonOf(what, value) {
+function jsonOf(what, value, bound) {
   let text
   try {
-    text = JSON.stringify(value)
+    text = bound ? boundedJson(value, bound.maxChars, bound.maxDepth ?? Infinity, bound.tooLarge) : JSON.stringify(value)
   } catch (err) {
+    if (isOurs(err)) throw err
     const e = typeError(`${what} cannot be serialized: ${messageOf(err)}`)
     e.cause = err
     throw e

@@ -14,6 +14,8 @@ const { callNative, translate, LanguageIntelligenceError, typeError, describe, i
 // caller's error as `cause` (js/input.js).
 const { readInput, callReading, jsonOf, isNative, fromCaller } = require('./input.js')
 
+const LSP_CONSTANTS = JSON.parse(native.lspConstants())
+
 function callOptions(options) {
   const { type, signal, ok } = readInput('options', () => {
     if (options === undefined) return { type: null }
@@ -250,7 +252,10 @@ function frameCall(what, fn, ...args) {
 function encodeLspFrame(message) {
   const type = readInput('message', () => (isObject(message) || Array.isArray(message) ? null : describe(message)))
   if (type !== null) throw typeError(`message must be an object, got ${type}`)
-  return frameCall('message', native.lspEncodeFrame, jsonOf('message', message))
+  // The hard cap is charged while the message is written: a hostile one costs at most that.
+  const hard = LSP_CONSTANTS.maxMessageBytesHard
+  const tooLarge = () => new LspFrameError('LIMIT', `message of more than ${hard} bytes exceeds ${hard} bytes`)
+  return frameCall('message', native.lspEncodeFrame, jsonOf('message', message, { maxChars: hard, tooLarge }))
 }
 
 /**

@@ -284,3 +284,9 @@ pub fn lsp_text_edit_spans(text: String, edits_json: String) -> napi::Result<Str
 pub fn lsp_resolve_limits(limits_json: String) -> napi::Result<String> {
     guard(|| Ok(crate::lsp::intelligence::Limits::resolve_json(&limits_json)?.to_string()))
 }
+
+/// Constants the JS layer charges while it writes a frame: `{ maxMessageBytesHard }`.
+#[napi(js_name = "lspConstants")]
+pub fn lsp_constants() -> String {
+    serde_json::json!({ "maxMessageBytesHard": LIMITS[0].hard }).to_string()
+}
