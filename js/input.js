@@ -4,20 +4,26 @@
 // (`ERR_INVALID_ARG_TYPE`) with the caller's error as `cause`: never the caller's raw
 // error. Errors the native side raised are translated as everywhere else.
 
-const { ERROR_MARKER, translate, typeError, isOurs } = require('./errors.js')
+const { messageOf, nativeText, translate, typeError, isOurs } = require('./errors.js')
 
-function messageOf(err) {
-  return err && typeof err.message === 'string' ? err.message : String(err)
-}
-
-/** The TypeError that stands for `err`, thrown by the caller's code while `what` was read. */
+/**
+ * The TypeError that stands for `err`, thrown by the caller's code while `what` was read.
+ * @param {unknown} err
+ * @param {string} what
+ */
 function fromCaller(err, what) {
   const e = typeError(`${what} could not be read: ${messageOf(err)}`)
   e.cause = err
   return e
 }
 
-/** `fn()`, which only reads caller input (no validation of ours inside). */
+/**
+ * `fn()`, which only reads caller input (no validation of ours inside).
+ * @template T
+ * @param {string} what
+ * @param {() => T} fn
+ * @returns {T}
+ */
 function readInput(what, fn) {
   try {
     return fn()
@@ -26,15 +32,24 @@ function readInput(what, fn) {
   }
 }
 
-/** Whether `err` was raised by the native addon (and so is translated, not wrapped). */
+/**
+ * Whether `err` was raised by the native addon (and so is translated, not wrapped).
+ * @param {unknown} err
+ */
 function isNative(err) {
-  return !!err && typeof err.message === 'string' && err.message.startsWith(ERROR_MARKER)
+  return nativeText(err) !== undefined
 }
 
 /**
  * A native call that reads caller input: its own errors translated; anything else (the
  * caller's getter or trap throwing while the native side read it, or a value napi could
  * not convert) a TypeError with that error as `cause`.
+ * @template {unknown[]} A
+ * @template R
+ * @param {string} what
+ * @param {(...args: A) => R} fn
+ * @param {A} args
+ * @returns {R}
  */
 function callReading(what, fn, ...args) {
   try {
@@ -48,6 +63,9 @@ function callReading(what, fn, ...args) {
 /**
  * JSON text of caller input. A value JSON cannot carry (a cycle, a BigInt) or a throwing
  * getter or toJSON is a TypeError with the original error as `cause`.
+ * @param {string} what
+ * @param {unknown} value
+ * @returns {string}
  */
 function jsonOf(what, value) {
   let text
@@ -65,6 +83,10 @@ function jsonOf(what, value) {
  * An entry point's body: every failure that is not already one of ours (the caller's
  * getter, Proxy trap or toJSON throwing while `fn` read its arguments) becomes the
  * TypeError standing for it, with the caller's error as `cause`.
+ * @template T
+ * @param {string} what
+ * @param {() => T} fn
+ * @returns {T}
  */
 function entryPoint(what, fn) {
   try {
@@ -82,17 +104,32 @@ function entryPoint(what, fn) {
  * are counted before the work, so hostile input (a 10M-hole array, a huge string, a deep
  * nest) costs at most the cap before `tooLarge(message)` is thrown. Nesting deeper than
  * `maxDepth` is `tooLarge` too. Cycles and BigInts are `TypeError`s as in JSON.stringify.
+ * @param {unknown} value
+ * @param {number} maxChars
+ * @param {number} maxDepth
+ * @param {(message: string) => Error} tooLarge
+ * @returns {string}
  */
 function boundedJson(value, maxChars, maxDepth, tooLarge) {
   let used = 0
+  /** @type {object[]} */
   const stack = []
+  /** @param {number} n */
   const charge = (n) => {
     used += n
     if (used > maxChars) throw tooLarge(`the request is larger than ${maxChars} characters of JSON`)
   }
-  // One value as JSON text, or undefined (omitted) for undefined, functions and symbols.
+  /**
+   * One value as JSON text, or undefined (omitted) for undefined, functions and symbols.
+   * @param {unknown} holder
+   * @param {string} key
+   * @param {unknown} v
+   * @returns {string | undefined}
+   */
   function write(holder, key, v) {
-    if (v !== null && (typeof v === 'object' || typeof v === 'bigint') && typeof v.toJSON === 'function') v = v.toJSON(key)
+    // Any object or BigInt may have a toJSON, as JSON.stringify asks.
+    const withToJson = /** @type {{ toJSON?: unknown }} */ (v)
+    if (v !== null && (typeof v === 'object' || typeof v === 'bigint') && typeof withToJson.toJSON === 'function') v = withToJson.toJSON(key)
     if (v !== null && typeof v === 'object') {
       if (v instanceof Number) v = Number(v)
       else if (v instanceof String) v = String(v)
@@ -115,11 +152,16 @@ function boundedJson(value, maxChars, maxDepth, tooLarge) {
           charge(4)
           return 'null'
         }
-        return writeObject(v)
+        // Its own enumerable keys are read as JSON.stringify reads them.
+        return writeObject(/** @type {Record<string, unknown>} */ (v))
       default:
         return undefined
     }
   }
+  /**
+   * @param {Record<string, unknown>} v
+   * @returns {string}
+   */
   function writeObject(v) {
     if (stack.includes(v)) throw new TypeError('Converting circular structure to JSON')
     if (stack.length >= maxDepth) throw tooLarge(`the request nests deeper than ${maxDepth} levels`)
