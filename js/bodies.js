@@ -19,6 +19,8 @@ const {
   isObject,
 } = require('./errors.js')
 
+const { underSignal } = require('./abort.js')
+
 const CONSTANTS = JSON.parse(native.bodiesConstants())
 /** Bytes of each chunk a download is read in: 64 KiB keeps a 512 MiB download under 128 MiB RSS (bench/bodies.bench.mjs); 1 MiB chunks measured 145-180 MiB. */
 const READ_CHUNK = 64 * 1024
@@ -72,19 +74,8 @@ function signalOf(options) {
  * @param {(abort: BodyAbortHandle) => Promise<T>} fn
  * @returns {Promise<T>}
  */
-async function withSignal(signal, fn) {
-  signal?.throwIfAborted()
-  const abort = new native.BodyAbortHandle()
-  const onAbort = () => abort.abort()
-  signal?.addEventListener('abort', onAbort, { once: true })
-  try {
-    return await fn(abort)
-  } catch (err) {
-    if (signal?.aborted) throw signal.reason
-    throw err
-  } finally {
-    signal?.removeEventListener('abort', onAbort)
-  }
+function withSignal(signal, fn) {
+  return underSignal(signal, () => new native.BodyAbortHandle(), fn)
 }
 
 /** @param {Uint8Array} bytes */

@@ -7,7 +7,7 @@
 
 const native = require('./native.js')
 const { callNative, typeError } = require('./errors.js')
-const http = require('./http.js')
+const http = require('./http.js').internal
 const { DRAFT_CONSTANTS, resolveWorkDraftLimits } = require('./drafts.js')
 
 const OPTION_KEYS = ['service', 'authorize', 'basePath', 'redactor', 'limits']

@@ -525,18 +525,24 @@ async function jsonResponse(ctx, status, value) {
 
 module.exports = { createArtifactHandler }
 
-// Internal helpers shared with the work draft handler (js/drafts-http.js): the request
-// size rule, body reading, authorization, abort racing and responses. Non-enumerable, so
-// index.js (which spreads this module) does not export them.
-Object.defineProperty(module.exports, 'HttpFailure', { value: HttpFailure, enumerable: false })
-Object.defineProperty(module.exports, 'fetchHandler', { value: fetchHandler, enumerable: false })
-Object.defineProperty(module.exports, 'requestUrl', { value: requestUrl, enumerable: false })
-Object.defineProperty(module.exports, 'serviceInput', { value: serviceInput, enumerable: false })
-Object.defineProperty(module.exports, 'callService', { value: callService, enumerable: false })
-Object.defineProperty(module.exports, 'checkContentLength', { value: checkContentLength, enumerable: false })
-Object.defineProperty(module.exports, 'readBody', { value: readBody, enumerable: false })
-Object.defineProperty(module.exports, 'authorizeRequest', { value: authorizeRequest, enumerable: false })
-Object.defineProperty(module.exports, 'listQuery', { value: listQuery, enumerable: false })
-Object.defineProperty(module.exports, 'toFailure', { value: toFailure, enumerable: false })
-Object.defineProperty(module.exports, 'jsonResponse', { value: jsonResponse, enumerable: false })
-Object.defineProperty(module.exports, 'clip', { value: clip, enumerable: false })
+// Internal helpers shared with the work draft handler (js/drafts-http.js): the fetch
+// handler, URL, service input and call, the request size rule, body reading,
+// authorization and responses. Non-enumerable, so index.js (which spreads this module)
+// does not export them.
+Object.defineProperty(module.exports, 'internal', {
+  value: {
+    HttpFailure,
+    fetchHandler,
+    requestUrl,
+    serviceInput,
+    callService,
+    checkContentLength,
+    readBody,
+    authorizeRequest,
+    listQuery,
+    toFailure,
+    jsonResponse,
+    clip,
+  },
+  enumerable: false,
+})

@@ -9,6 +9,7 @@ const native = require('./native.js')
 const { callNative, typeError } = require('./errors.js')
 const { registerSignal, releaseSignal } = require('./store.js')
 const { nativeRedactors } = require('./redaction.js')
+const { underSignal } = require('./abort.js')
 
 /** @typedef {import('../binding.js').SecretRedactorHandle} SecretRedactorHandle */
 /** @typedef {{ redact(value: unknown): unknown }} HostRedactor */
@@ -119,17 +120,18 @@ function hostRedaction(hostRedactor, invalidInput) {
  * @returns {Promise<string>}
  */
 async function runNative(signal, hostRedactor, ServiceError, start) {
-  signal?.throwIfAborted()
-  // Without a signal nothing can abort: one shared flag that is never set.
-  const signalId = signal ? registerSignal(signal) : undefined
-  const flag = signal ? new native.ArtifactAbortFlag(signalId) : (neverAborted ??= new native.ArtifactAbortFlag())
-  const onAbort = () => flag.abort()
-  signal?.addEventListener('abort', onAbort, { once: true })
+  /** @type {number | undefined} */
+  let signalId
+  const makeFlag = () => {
+    // Without a signal nothing can abort: one shared flag that is never set.
+    if (!signal) return (neverAborted ??= new native.ArtifactAbortFlag())
+    signalId = registerSignal(signal)
+    return new native.ArtifactAbortFlag(signalId)
+  }
   try {
-    return await start(flag)
+    return await underSignal(signal, makeFlag, start)
   } catch (err) {
-    if (signal?.aborted) throw signal.reason
-    if (hostRedactor && err instanceof ServiceError) {
+    if (!signal?.aborted && hostRedactor && err instanceof ServiceError) {
       try {
         const m = await hostRedactor.redact(/** @type {Error} */ (err).message)
         if (typeof m === 'string') /** @type {Error} */ (err).message = m
@@ -137,10 +139,7 @@ async function runNative(signal, hostRedactor, ServiceError, start) {
     }
     throw err
   } finally {
-    if (signal) {
-      signal.removeEventListener('abort', onAbort)
-      releaseSignal(/** @type {number} */ (signalId))
-    }
+    if (signalId !== undefined) releaseSignal(signalId)
   }
 }
 
