@@ -14,22 +14,32 @@ function defineName(cls, name) {
 }
 
 /**
- * Artifact service failures: `code` "ERR_PRISM_ARTIFACT" and a `reason`. The constructor
- * takes `(message, reason)` as @arnilo/prism's does, since hosts construct it themselves.
+ * A service error class `name`: `(message, reason, options?)` as @arnilo/prism's
+ * ArtifactError (hosts construct them themselves), with the constant `code` and the
+ * `reason` given. A direct subclass of Error, named `name`.
+ * @param {string} name
+ * @param {string} code
  */
-class ArtifactError extends Error {
-  /**
-   * @param {string} message
-   * @param {string} reason
-   * @param {ErrorOptions} [options]
-   */
-  constructor(message, reason, options) {
-    super(message, options)
-    this.code = 'ERR_PRISM_ARTIFACT'
-    this.reason = reason
+function reasonErrorClass(name, code) {
+  const cls = class extends Error {
+    /**
+     * @param {string} message
+     * @param {string} reason
+     * @param {ErrorOptions} [options]
+     */
+    constructor(message, reason, options) {
+      super(message, options)
+      this.code = code
+      this.reason = reason
+    }
   }
+  Object.defineProperty(cls, 'name', { value: name })
+  defineName(cls, name)
+  return cls
 }
-defineName(ArtifactError, 'ArtifactError')
+
+/** Artifact service failures: `code` "ERR_PRISM_ARTIFACT" and a `reason`. */
+const ArtifactError = reasonErrorClass('ArtifactError', 'ERR_PRISM_ARTIFACT')
 
 /** A compare-and-swap conflict in a checkpoint store. Host stores reject with it. */
 class CheckpointConflictError extends Error {
@@ -115,19 +125,7 @@ defineName(ArtifactBodyStoreError, 'ArtifactBodyStoreError')
  * Work draft failures: `code` "ERR_PRISM_WORK_DRAFT" and a `reason` (the native table,
  * `WORK_DRAFT_ERROR_REASONS`). The constructor takes `(message, reason)` as ArtifactError's.
  */
-class WorkDraftError extends Error {
-  /**
-   * @param {string} message
-   * @param {string} reason
-   * @param {ErrorOptions} [options]
-   */
-  constructor(message, reason, options) {
-    super(message, options)
-    this.code = 'ERR_PRISM_WORK_DRAFT'
-    this.reason = reason
-  }
-}
-defineName(WorkDraftError, 'WorkDraftError')
+const WorkDraftError = reasonErrorClass('WorkDraftError', 'ERR_PRISM_WORK_DRAFT')
 
 /** Every error this package built with `withCode` (typed Node-style errors). */
 const OURS = new WeakSet()
