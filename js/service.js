@@ -185,4 +185,4 @@ function serviceObject(operations, run, limitsJson, mark) {
   return Object.freeze(service)
 }
 
-module.exports = { serviceRedactor, isAbortSignal, splitSignal, hostRedaction, runNative, notifyDecision, serviceObject }
+module.exports = { serviceRedactor, splitSignal, hostRedaction, runNative, notifyDecision, serviceObject }
