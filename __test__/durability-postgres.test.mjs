@@ -6,8 +6,8 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFile, execFileSync } from 'node:child_process'
-import { openPersistence, openService, ownership, THREAD, noteOf } from './fixtures/durability-child.mjs'
-import { runTogether, parse, shuffle } from './fixtures/durability-spawn.mjs'
+import { openPersistence, openService, ownership, THREAD, attachRevised } from './fixtures/durability-child.mjs'
+import { runTogether, parse, shuffle, assertDecidedOnce } from './fixtures/durability-spawn.mjs'
 
 const url = process.env.PRISM_TEST_POSTGRES_URL
 const skip = url ? false : 'PRISM_TEST_POSTGRES_URL is not set'
@@ -43,10 +43,7 @@ async function setUp(schema, artifacts = ARTIFACTS) {
   const plan = []
   for (let k = 0; k < artifacts; k++) {
     const artifactId = `a${k}`
-    await svc.attach({ ownership, threadId: THREAD, id: artifactId, uri: `https://blob.example/${artifactId}/1`, mime: 'text/markdown', hash: `sha256:${artifactId}-1` })
-    for (let v = 2; v <= REVISIONS; v++) {
-      await svc.revise({ ownership, threadId: THREAD, artifactId, uri: `https://blob.example/${artifactId}/${v}`, hash: `sha256:${artifactId}-${v}` })
-    }
+    await attachRevised(svc, artifactId, REVISIONS)
     for (let v = 1; v <= REVISIONS; v++) plan.push([artifactId, v, opFor(k, v)])
   }
   await p.close()
@@ -87,14 +84,8 @@ async function verify(schema, order, results) {
       const mine = resolved.filter((d) => d.artifactId === artifactId)
       assert.equal(mine.length, REVISIONS)
       assert.equal(rec.approvals.length, REVISIONS, `${artifactId}: one decision per resolved decision, none extra`)
-      for (const d of mine) {
-        const found = rec.approvals.filter((a) => a.version === d.version)
-        assert.equal(found.length, 1, `${artifactId} v${d.version} present exactly once`)
-        assert.equal(found[0].note, noteOf(d.id, artifactId, d.version))
-        assert.equal(found[0].reviewer, `proc:${d.id}`)
-        assert.equal(found[0].state, d.state)
-        assert.equal(d.state, opFor(k, d.version) === 'approve' ? 'approved' : 'rejected')
-      }
+      assertDecidedOnce(rec, mine, artifactId)
+      for (const d of mine) assert.equal(d.state, opFor(k, d.version) === 'approve' ? 'approved' : 'rejected')
       const highest = Math.max(...mine.filter((d) => d.state === 'approved').map((d) => d.version))
       assert.equal(rec.lastValidatedVersion, highest, `${artifactId}: lastValidatedVersion is the highest approved version`)
       // One checkpoint write per revision and per decision: a decision whose outcome was

@@ -6,8 +6,8 @@ import assert from 'node:assert/strict'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { openPersistence, openService, ownership, THREAD, noteOf } from './fixtures/durability-child.mjs'
-import { start, runTogether, parse, shuffle } from './fixtures/durability-spawn.mjs'
+import { openPersistence, openService, ownership, THREAD, noteOf, attachRevised } from './fixtures/durability-child.mjs'
+import { start, runTogether, parse, shuffle, assertDecidedOnce } from './fixtures/durability-spawn.mjs'
 import { integrity } from './fixtures/sqlite-integrity.mjs'
 
 const dir = mkdtempSync(join(tmpdir(), 'prism-durability-'))
@@ -36,10 +36,7 @@ test('four processes approving concurrently in one SQLite file: every resolved a
   const plan = []
   for (let k = 0; k < ARTIFACTS; k++) {
     const artifactId = `a${k}`
-    await svc0.attach({ ownership, threadId: THREAD, id: artifactId, uri: `https://blob.example/${artifactId}/1`, mime: 'text/markdown', hash: `sha256:${artifactId}-1` })
-    for (let v = 2; v <= REVISIONS; v++) {
-      await svc0.revise({ ownership, threadId: THREAD, artifactId, uri: `https://blob.example/${artifactId}/${v}`, hash: `sha256:${artifactId}-${v}` })
-    }
+    await attachRevised(svc0, artifactId, REVISIONS)
     // Approve most revisions; reject every fifth and the top k+1, so the highest approved
     // version differs per artifact and rejections land after approvals of lower versions.
     for (let v = 1; v <= REVISIONS; v++) plan.push([artifactId, v, v % 5 === 0 || v >= REVISIONS - k ? 'reject' : 'approve'])
@@ -79,13 +76,7 @@ test('four processes approving concurrently in one SQLite file: every resolved a
     assert.equal(mine.length, REVISIONS)
     assert.equal(rec.latestVersion, REVISIONS)
     assert.equal(rec.approvals.length, mine.length, `${artifactId}: one decision per resolved approval, none extra`)
-    for (const d of mine) {
-      const found = rec.approvals.filter((a) => a.version === d.version)
-      assert.equal(found.length, 1, `${artifactId} v${d.version} present exactly once`)
-      assert.equal(found[0].note, noteOf(d.id, artifactId, d.version))
-      assert.equal(found[0].reviewer, `proc:${d.id}`)
-      assert.equal(found[0].state, d.state)
-    }
+    assertDecidedOnce(rec, mine, artifactId)
     const highest = Math.max(...mine.filter((d) => d.state === 'approved').map((d) => d.version))
     assert.equal(highest, REVISIONS - k - 1 - (k === 3 ? 1 : 0), 'the plan approves what the test expects')
     assert.equal(rec.lastValidatedVersion, highest, `${artifactId}: lastValidatedVersion is the highest approved version`)

@@ -6,18 +6,9 @@ import { test, describe } from 'node:test'
 import assert from 'node:assert/strict'
 import net from 'node:net'
 import * as prism from '../index.mjs'
-import { serve, createRealService, createArtifactHandler } from './http-support.mjs'
+import { serve, createRealService, createArtifactHandler, OWNER, IDENTITY } from './http-support.mjs'
 
 const linkSecret = 'link-secret-hardening-0123456789'
-const OWNER = { tenantId: 'tenant-1', userId: 'user-1' }
-const IDENTITY = {
-  tenantId: 'tenant-1',
-  userId: 'user-1',
-  principal: { kind: 'user', id: 'user-1' },
-  scopes: ['artifacts'],
-  issuedAt: '2026-01-01T00:00:00Z',
-  verified: true,
-}
 const DOC = { id: 'a1', uri: 'https://blob.example/doc', mime: 'text/markdown', hash: 'sha256:aaa' }
 
 /** A handler over the real service on loopback; `authorize` returns `auth()`, logged. */

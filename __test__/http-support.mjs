@@ -8,6 +8,17 @@ import * as prism from '../index.mjs'
 
 export const { ArtifactError, createArtifactHandler, toNodeListener } = prism
 
+/** The owner the HTTP suites' authorize grants, and its verified identity (issued a minute ago). */
+export const OWNER = { tenantId: 'tenant-1', userId: 'user-1' }
+export const IDENTITY = {
+  tenantId: 'tenant-1',
+  userId: 'user-1',
+  principal: { kind: 'user', id: 'user-1' },
+  scopes: ['artifacts'],
+  issuedAt: new Date(Date.now() - 60_000).toISOString(),
+  verified: true,
+}
+
 /** Start `http.createServer(toNodeListener(handler))` on 127.0.0.1; returns { url, server, close }. */
 export async function serve(handler, { requestTimeout } = {}) {
   const options = requestTimeout === undefined ? {} : { requestTimeout, connectionsCheckingInterval: 50 }
@@ -128,21 +139,26 @@ export function createFakeService({ linkSecret, maxArtifacts = 64, maxRevisions 
   const clone = (r) => structuredClone(r)
   const reviewer = (input) =>
     input.reviewer ?? (input.identity ? `${input.identity.principal.kind}:${input.identity.principal.id}` : 'user:anonymous')
-  const decide = async (input, state) => {
+  // One change to a stored record: `change(record)` edits a copy, saved if the version held.
+  const update = async (input, change) => {
     check(input)
     const key = `${input.threadId}:${input.artifactId}`
     const entry = load(input)
     const expected = entry.version
     await tick()
     const record = clone(entry.record)
-    if (!record.revisions.some((r) => r.version === input.version)) throw new ArtifactError('no such revision', 'invalid_input')
-    record.approvals = record.approvals.filter((a) => a.version !== input.version)
-    record.approvals.push({ version: input.version, state, reviewer: reviewer(input) })
-    if (state === 'approved') record.lastValidatedVersion = Math.max(record.lastValidatedVersion ?? 0, input.version)
-    record.state = record.approvals.find((a) => a.version === record.revisions.at(-1).version)?.state ?? 'pending'
+    change(record)
     save(key, { ...entry, record }, expected)
     return clone(record)
   }
+  const decide = (input, state) =>
+    update(input, (record) => {
+      if (!record.revisions.some((r) => r.version === input.version)) throw new ArtifactError('no such revision', 'invalid_input')
+      record.approvals = record.approvals.filter((a) => a.version !== input.version)
+      record.approvals.push({ version: input.version, state, reviewer: reviewer(input) })
+      if (state === 'approved') record.lastValidatedVersion = Math.max(record.lastValidatedVersion ?? 0, input.version)
+      record.state = record.approvals.find((a) => a.version === record.revisions.at(-1).version)?.state ?? 'pending'
+    })
   return Object.assign(self, {
     records,
     async attach(input) {
@@ -180,18 +196,12 @@ export function createFakeService({ linkSecret, maxArtifacts = 64, maxRevisions 
       return clone(load(input).record)
     },
     async revise(input) {
-      check(input)
-      const key = `${input.threadId}:${input.artifactId}`
-      const entry = load(input)
-      const expected = entry.version
-      await tick()
-      const record = clone(entry.record)
-      if (record.revisions.length >= maxRevisions) throw new ArtifactError('too many revisions', 'too_many_revisions')
-      const prev = record.revisions.at(-1)
-      record.revisions.push({ version: prev.version + 1, uri: input.uri, mime: input.mime ?? prev.mime, hash: input.hash })
-      record.state = 'pending'
-      save(key, { ...entry, record }, expected)
-      return clone(record)
+      return update(input, (record) => {
+        if (record.revisions.length >= maxRevisions) throw new ArtifactError('too many revisions', 'too_many_revisions')
+        const prev = record.revisions.at(-1)
+        record.revisions.push({ version: prev.version + 1, uri: input.uri, mime: input.mime ?? prev.mime, hash: input.hash })
+        record.state = 'pending'
+      })
     },
     async compare(input) {
       check(input)

@@ -5,19 +5,10 @@ import { test, describe, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import net from 'node:net'
 import * as prism from '../index.mjs'
-import { serve, createFakeService, createRealService, createRacyStore, createArtifactHandler, toNodeListener, ArtifactError, signLink } from './http-support.mjs'
+import { serve, createFakeService, createRealService, createRacyStore, createArtifactHandler, toNodeListener, ArtifactError, signLink, OWNER, IDENTITY } from './http-support.mjs'
 
 const linkSecret = 'link-secret-do-not-leak-0123456789'
-const OWNER = { tenantId: 'tenant-1', userId: 'user-1' }
 const OTHER = { tenantId: 'tenant-2', userId: 'user-2' }
-const IDENTITY = {
-  tenantId: 'tenant-1',
-  userId: 'user-1',
-  principal: { kind: 'user', id: 'user-1' },
-  scopes: ['artifacts'],
-  issuedAt: new Date(Date.now() - 60_000).toISOString(),
-  verified: true,
-}
 const noop = { attach() {}, list() {}, get() {}, revise() {}, compare() {}, approve() {}, reject() {}, lastValidated() {}, deliveryLink() {} }
 
 /** authorize: header `x-owner: other` → OTHER, `x-deny` → false, otherwise OWNER + IDENTITY. */

@@ -172,22 +172,31 @@ test('language ids come from extensions; servers get their env and run in the wo
   await li.dispose()
 })
 
+/**
+ * Write `a.ts` as `before`, sync it and take its delta; then as `after`, sync, and take the
+ * delta against the first.
+ */
+async function refreshTwice(ws, li, before, after) {
+  const file = join(ws, 'a.ts')
+  writeFileSync(file, before)
+  await li.syncDocument('a.ts')
+  const first = await li.diagnosticDelta({ files: ['a.ts'] })
+  writeFileSync(file, after)
+  await li.syncDocument('a.ts')
+  const second = await li.diagnosticDelta({ files: ['a.ts'], previous: first })
+  return { first, second }
+}
+
 test('push diagnostics: added after an error, removed after the fix, never the stale set', async () => {
   // The server re-publishes the previous version's set before the current one, late.
   const { ws, li } = setup({ staleFirst: true, publishDelayMs: 50 })
-  const file = join(ws, 'a.ts')
-  writeFileSync(file, 'let a = 1\nERROR\n')
-  await li.syncDocument('a.ts')
-  const first = await li.diagnosticDelta({ files: ['a.ts'] })
+  const { first, second } = await refreshTwice(ws, li, 'let a = 1\nERROR\n', 'let a = 1\nfine\n')
   assert.deepEqual(first.incomplete, [])
   const d1 = first.files['a.ts']
   assert.equal(d1.added.length, 1)
   assert.equal(d1.added[0].line, 1)
   assert.equal(d1.added[0].severity, 'error')
   assert.equal(d1.added[0].generation, 1)
-  writeFileSync(file, 'let a = 1\nfine\n')
-  await li.syncDocument('a.ts')
-  const second = await li.diagnosticDelta({ files: ['a.ts'], previous: first })
   const d2 = second.files['a.ts']
   assert.equal(d2.removed.length, 1, JSON.stringify(second))
   assert.equal(d2.added.length, 0)
@@ -205,14 +214,8 @@ test('push diagnostics: added after an error, removed after the fix, never the s
 
 test('a set that never arrives is incomplete, never clean', async () => {
   const { ws, li } = setup({ skipPublishFor: [2] }, { limits: { requestTimeoutMs: 2000 } })
-  const file = join(ws, 'a.ts')
-  writeFileSync(file, 'ERROR\n')
-  await li.syncDocument('a.ts')
-  const first = await li.diagnosticDelta({ files: ['a.ts'] })
+  const { first, second } = await refreshTwice(ws, li, 'ERROR\n', 'clean\n')
   assert.equal(first.files['a.ts'].added.length, 1)
-  writeFileSync(file, 'clean\n')
-  await li.syncDocument('a.ts')
-  const second = await li.diagnosticDelta({ files: ['a.ts'], previous: first })
   assert.deepEqual(second.incomplete, ['a.ts'])
   assert.equal(second.files['a.ts'], undefined)
   await assert.rejects(li.diagnostics('a.ts'), code('ERR_PRISM_LSP_TIMEOUT'))
@@ -221,14 +224,8 @@ test('a set that never arrives is incomplete, never clean', async () => {
 
 test('unversioned publishes after the sync count for the synced version', async () => {
   const { ws, li } = setup({ noVersion: true })
-  const file = join(ws, 'a.ts')
-  writeFileSync(file, 'ERROR ERROR\n')
-  await li.syncDocument('a.ts')
-  const first = await li.diagnosticDelta({ files: ['a.ts'] })
+  const { first, second } = await refreshTwice(ws, li, 'ERROR ERROR\n', 'ERROR\n')
   assert.equal(first.files['a.ts'].added.length, 2)
-  writeFileSync(file, 'ERROR\n')
-  await li.syncDocument('a.ts')
-  const second = await li.diagnosticDelta({ files: ['a.ts'], previous: first })
   assert.equal(second.files['a.ts'].removed.length, 1)
   assert.equal(second.files['a.ts'].unchanged.length, 1)
   const all = await li.diagnostics()

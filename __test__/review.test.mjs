@@ -48,6 +48,17 @@ function decide(record, version, state, extra = {}) {
   return record
 }
 
+/** The review of `input()` and its artifact record with revision 1 approved. */
+function approvedReview() {
+  const { review, artifactInput } = createCodingPatchReviewManifest(input())
+  return { review, record: decide(attach(artifactInput), 1, 'approved') }
+}
+
+/** The outcome that refuses a stale acceptance: `superseded` at `version`, with its reason and rule. */
+function superseded(version, reason, rule) {
+  return { state: 'superseded', version, reason, rule }
+}
+
 function revise(record, hash, preview) {
   const version = Math.max(...record.revisions.map((r) => r.version)) + 1
   record.revisions.push({ version, uri: `artifacts/v${version}.patch`, mime: 'application/x-patch', hash, ...(preview ? { preview } : {}) })
@@ -251,28 +262,16 @@ test('pending, accepted, rejected: reason is the reviewer\'s note on rejected, a
 })
 
 test('superseded: a new patch digest (no revision matches)', () => {
-  const { review, artifactInput } = createCodingPatchReviewManifest(input())
-  const record = decide(attach(artifactInput), 1, 'approved')
+  const { review, record } = approvedReview()
   record.revisions[0].hash = SHA2
-  assert.deepEqual(assertCodingPatchAccepted({ review, artifact: record }), {
-    state: 'superseded',
-    version: 0,
-    reason: 'no artifact revision matches the patch digest',
-    rule: 'patch_changed',
-  })
+  assert.deepEqual(assertCodingPatchAccepted({ review, artifact: record }), superseded(0, 'no artifact revision matches the patch digest', 'patch_changed'))
 })
 
 test('superseded: a newer revision attached after the decision (stale acceptance refused)', () => {
-  const { review, artifactInput } = createCodingPatchReviewManifest(input())
-  const record = decide(attach(artifactInput), 1, 'approved')
+  const { review, record } = approvedReview()
   assert.equal(assertCodingPatchAccepted({ review, artifact: record }).state, 'accepted')
   revise(record, SHA2)
-  assert.deepEqual(assertCodingPatchAccepted({ review, artifact: record }), {
-    state: 'superseded',
-    version: 1,
-    reason: 'a newer patch revision supersedes this acceptance',
-    rule: 'newer_revision',
-  })
+  assert.deepEqual(assertCodingPatchAccepted({ review, artifact: record }), superseded(1, 'a newer patch revision supersedes this acceptance', 'newer_revision'))
   // The review of the new patch binds version 2 and starts pending.
   const next = createCodingPatchReviewManifest(input({ patch: { ...input().patch, sha256: SHA2 } }))
   record.revisions[1].preview = { review: next.review }
@@ -283,16 +282,10 @@ test('superseded: a newer revision attached after the decision (stale acceptance
 })
 
 test('superseded: a changed review digest', () => {
-  const { review, artifactInput } = createCodingPatchReviewManifest(input())
-  const record = decide(attach(artifactInput), 1, 'approved')
+  const { review, record } = approvedReview()
   // A new review of the same patch bytes with different checks.
   const other = createCodingPatchReviewManifest(input({ checks: [{ name: 'build', exitCode: 1 }] })).review
-  assert.deepEqual(assertCodingPatchAccepted({ review: other, artifact: record }), {
-    state: 'superseded',
-    version: 1,
-    reason: 'review digest changed after the decision (patch, identity, base, or head changed)',
-    rule: 'review_digest_changed',
-  })
+  assert.deepEqual(assertCodingPatchAccepted({ review: other, artifact: record }), superseded(1, 'review digest changed after the decision (patch, identity, base, or head changed)', 'review_digest_changed'))
   // The stored manifest's content edited, its digest kept.
   const tampered = structuredClone(record)
   tampered.revisions[0].preview.review.changedPaths.push('src/evil.ts')
@@ -300,17 +293,11 @@ test('superseded: a changed review digest', () => {
   // No stored manifest.
   const bare = structuredClone(record)
   delete bare.revisions[0].preview
-  assert.deepEqual(assertCodingPatchAccepted({ review, artifact: bare }), {
-    state: 'superseded',
-    version: 1,
-    reason: 'artifact revision carries no review binding',
-    rule: 'review_missing',
-  })
+  assert.deepEqual(assertCodingPatchAccepted({ review, artifact: bare }), superseded(1, 'artifact revision carries no review binding', 'review_missing'))
 })
 
 test('superseded: tampered identity, worktree, base or head in the stored preview', () => {
-  const { review, artifactInput } = createCodingPatchReviewManifest(input())
-  const record = decide(attach(artifactInput), 1, 'approved')
+  const { review, record } = approvedReview()
   const edits = [
     (r) => { r.identity.repositoryId = 'other' },
     (r) => { r.identity.remoteFingerprint = SHA2 },
@@ -323,22 +310,16 @@ test('superseded: tampered identity, worktree, base or head in the stored previe
     edit(tampered.revisions[0].preview.review)
     assert.deepEqual(
       assertCodingPatchAccepted({ review, artifact: tampered }),
-      { state: 'superseded', version: 1, reason: 'repository/worktree/base/head identity changed after the decision', rule: 'identity_changed' },
+      superseded(1, 'repository/worktree/base/head identity changed after the decision', 'identity_changed'),
       String(edit),
     )
   }
 })
 
 test('a review whose digest does not match its own content is superseded; another thread or artifact is OWNERSHIP', () => {
-  const { review, artifactInput } = createCodingPatchReviewManifest(input())
-  const record = decide(attach(artifactInput), 1, 'approved')
+  const { review, record } = approvedReview()
   for (const forged of [{ ...review, head: 'other' }, { ...review, note: 'x' }, { ...review, digest: 'd'.repeat(64) }, { ...review, digest: 'not hex' }]) {
-    assert.deepEqual(assertCodingPatchAccepted({ review: forged, artifact: record }), {
-      state: 'superseded',
-      version: 1,
-      reason: 'review digest changed after the decision (patch, identity, base, or head changed)',
-      rule: 'review_digest_changed',
-    })
+    assert.deepEqual(assertCodingPatchAccepted({ review: forged, artifact: record }), superseded(1, 'review digest changed after the decision (patch, identity, base, or head changed)', 'review_digest_changed'))
   }
   // The unbound members may change.
   assert.equal(assertCodingPatchAccepted({ review: { ...review, reviewId: 'x', createdAt: '2000-01-01T00:00:00Z' }, artifact: record }).state, 'accepted')

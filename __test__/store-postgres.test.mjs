@@ -3,7 +3,8 @@
 // middle of the load). Skipped, never passed, without PRISM_TEST_POSTGRES_URL.
 import { test, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawn, execFileSync } from 'node:child_process'
+import { execFileSync } from 'node:child_process'
+import { spawnLines } from './fixtures/spawn-lines.mjs'
 import { join, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createPostgresPersistence, ArtifactError } from '../index.mjs'
@@ -52,20 +53,12 @@ test('an unreachable server is a typed error without credentials; close is idemp
 })
 
 function run(args) {
-  const child = spawn(process.execPath, [join(here, 'fixtures', 'pg-writer.mjs'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
-  const lines = []
-  let buf = ''
-  let stderr = ''
-  child.stdout.setEncoding('utf8')
-  child.stdout.on('data', (d) => {
-    buf += d
-    const parts = buf.split('\n')
-    buf = parts.pop()
-    lines.push(...parts)
-    run.onLine?.()
+  const { done } = spawnLines(join(here, 'fixtures', 'pg-writer.mjs'), args, {
+    onLine: () => {
+      run.onLine?.()
+    },
   })
-  child.stderr.on('data', (d) => (stderr += d))
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, lines, stderr })))
+  return done
 }
 
 test('eight processes × eight workers on one database, connections terminated mid-load: every decision exactly once', { skip }, async () => {

@@ -2,7 +2,7 @@
 // writing concurrently into one file, and a process killed with SIGKILL mid-write-loop.
 import { test, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
+import { spawnLines } from './fixtures/spawn-lines.mjs'
 import { mkdtempSync, rmSync, existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, dirname } from 'node:path'
@@ -30,24 +30,11 @@ async function allKeys(store, namespace) {
 }
 
 function run(args, onLine) {
-  const child = spawn(process.execPath, [writer, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
-  const lines = []
-  let buf = ''
-  let stderr = ''
-  child.stdout.setEncoding('utf8')
-  child.stdout.on('data', (d) => {
-    buf += d
-    let i
-    while ((i = buf.indexOf('\n')) >= 0) {
-      const line = buf.slice(0, i)
-      buf = buf.slice(i + 1)
-      lines.push(line)
+  return spawnLines(writer, args, {
+    onLine: (line, child) => {
       onLine?.(line, child)
-    }
+    },
   })
-  child.stderr.on('data', (d) => (stderr += d))
-  const done = new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal, lines, stderr })))
-  return { child, done }
 }
 
 test('options: wrong types are invalid_input, a busy timeout outside 1..600000 is a RangeError', async () => {

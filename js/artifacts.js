@@ -13,8 +13,9 @@ const native = require('./native.js')
 const { invoke } = require('./calls.js')
 const { ArtifactError, callNative, toJson, typeError, describe, isObject, isOurs } = require('./errors.js')
 const { entryPoint, fromCaller, boundedJson } = require('./input.js')
-const { toStoreHandle, registerSignal, releaseSignal } = require('./store.js')
-const { createSecretRedactor, nativeRedactors } = require('./redaction.js')
+const { toStoreHandle } = require('./store.js')
+const { createSecretRedactor } = require('./redaction.js')
+const { serviceRedactor, splitSignal, hostRedaction, runNative, notifyDecision, serviceObject } = require('./service.js')
 // The service's method names and the checkpoint namespace: Rust's (src/artifacts/).
 const CONSTANTS = JSON.parse(native.artifactsConstants())
 const OPERATIONS = CONSTANTS.operations
@@ -22,17 +23,23 @@ const OPERATIONS = CONSTANTS.operations
 /** Marks a service with a body store wired (the HTTP download route then adds a presigned URL). */
 const BODIES_WIRED = Symbol.for('prism-review.artifact-bodies')
 
-let emptyRedactor
-let neverAborted
-
+/**
+ * @param {string} message
+ * @param {ErrorOptions} [options]
+ */
 function invalidInput(message, options) {
   return new ArtifactError(message, 'invalid_input', options)
 }
 
+/**
+ * @param {unknown} v
+ * @returns {v is Record<string, unknown>}
+ */
 function isPlainObject(v) {
   return v !== null && typeof v === 'object' && !Array.isArray(v)
 }
 
+/** @param {unknown} limits */
 function limitsJson(limits) {
   if (limits === undefined) return 'null'
   if (!isPlainObject(limits)) throw typeError('limits must be an object')
@@ -40,7 +47,11 @@ function limitsJson(limits) {
   return toJson(limits, typeError)
 }
 
-/** The frozen resolved limits; a value outside 1..hard is a RangeError. */
+/**
+ * The frozen resolved limits; a value outside 1..hard is a RangeError.
+ * @param {import('../types/artifacts').ArtifactLimits} [limits]
+ * @returns {import('../types/artifacts').ResolvedArtifactLimits}
+ */
 function resolveArtifactLimits(limits) {
   return entryPoint('resolveArtifactLimits', () => {
     const json = limitsJson(limits)
@@ -48,13 +59,10 @@ function resolveArtifactLimits(limits) {
   })
 }
 
-function isAbortSignal(s) {
-  return (
-    (typeof AbortSignal === 'function' && s instanceof AbortSignal) ||
-    (s !== null && typeof s === 'object' && typeof s.aborted === 'boolean' && typeof s.addEventListener === 'function')
-  )
-}
-
+/**
+ * @param {unknown} a
+ * @param {unknown} b
+ */
 function sameJson(a, b) {
   try {
     return JSON.stringify(a) === JSON.stringify(b)
@@ -65,13 +73,19 @@ function sameJson(a, b) {
 
 /**
  * The artifact review service over any checkpoint store.
- * @param store a native store or a host object with saveCheckpoint/loadCheckpoint/listCheckpoints/deleteCheckpoint
- * @param options `{ redactor, linkSecret, limits?, onDecision? }`
+ * @param {import('../types/store').CheckpointStore} store a native store or a host object with saveCheckpoint/loadCheckpoint/listCheckpoints/deleteCheckpoint
+ * @param {import('../types/artifacts').CreateArtifactServiceOptions} options `{ redactor, linkSecret, limits?, onDecision?, bodies? }`
+ * @returns {import('../types/artifacts').ArtifactService & { readonly limits: import('../types/artifacts').ResolvedArtifactLimits }}
  */
 function createArtifactService(store, options) {
   return entryPoint('createArtifactService(store, options)', () => buildService(store, options))
 }
 
+/**
+ * @param {unknown} store
+ * @param {import('../types/artifacts').CreateArtifactServiceOptions} options
+ * @returns {import('../types/artifacts').ArtifactService & { readonly limits: import('../types/artifacts').ResolvedArtifactLimits }}
+ */
 function buildService(store, options) {
   if (!isPlainObject(options)) throw typeError('createArtifactService(store, options): options must be an object')
   for (const k of Object.keys(options)) {
@@ -81,56 +95,34 @@ function buildService(store, options) {
   if (bodies !== undefined && (!isPlainObject(bodies) || !['put', 'get', 'delete', 'presign'].every((m) => typeof bodies[m] === 'function'))) {
     throw typeError('options.bodies must be an ArtifactBodyStore (put, get, delete, presign)')
   }
-  if (redactor === null || (typeof redactor !== 'object' && typeof redactor !== 'function') || typeof redactor.redact !== 'function') {
-    throw typeError('options.redactor must be a SecretRedactor ({ redact(value) })')
-  }
+  const { redactorHandle, hostRedactor } = serviceRedactor(redactor)
   if (onDecision !== undefined && typeof onDecision !== 'function') throw typeError('options.onDecision must be a function')
   const secret = secretOf(linkSecret, 'options.linkSecret')
   const limitsText = limitsJson(limits)
   const storeHandle = toStoreHandle(store)
-  let redactorHandle = nativeRedactors.get(redactor)
-  const hostRedactor = redactorHandle ? null : redactor
-  if (!redactorHandle) {
-    emptyRedactor ??= callNative(() => new native.SecretRedactorHandle('[]'))
-    redactorHandle = emptyRedactor
-  }
   const handle = callNative(
     () => new native.ArtifactServiceHandle(storeHandle, redactorHandle, `{"linkSecretBase64":${JSON.stringify(secret)},"limits":${limitsText}${bodies ? ',"bodies":true' : ''}}`),
   )
+  const host = hostRedactor && hostRedaction(hostRedactor, invalidInput)
 
-  async function hostRedact(value, what) {
-    try {
-      return await hostRedactor.redact(value)
-    } catch (cause) {
-      throw invalidInput(`the host redactor failed on the ${what}`, { cause })
-    }
-  }
-
+  /** @param {unknown} input */
   async function prepare(input) {
     if (!isPlainObject(input)) {
       throw invalidInput(`input must be an object, got ${input === null ? 'null' : Array.isArray(input) ? 'array' : typeof input}`)
     }
-    let rest, signal
-    try {
-      ;({ signal, ...rest } = input)
-    } catch (cause) {
-      throw invalidInput('input cannot be read', { cause })
-    }
-    if (signal !== undefined && !isAbortSignal(signal)) throw invalidInput('input.signal must be an AbortSignal')
-    if (hostRedactor) {
-      const { ownership, ...request } = rest
-      if (ownership !== undefined && !sameJson(await hostRedact(ownership, 'ownership'), ownership)) {
-        throw new ArtifactError('input.ownership holds a registered secret', 'ownership')
-      }
-      const redacted = await hostRedact(request, 'request')
-      if (!isPlainObject(redacted)) throw invalidInput('the host redactor must return the request as an object')
-      rest = ownership === undefined ? redacted : { ownership, ...redacted }
+    let { rest, signal } = splitSignal(input, invalidInput)
+    if (host) {
+      rest = await host.request(rest, sameJson, () => new ArtifactError('input.ownership holds a registered secret', 'ownership'), isPlainObject)
     }
     // Caps charged while reading (issue 17): hostile input costs at most the cap.
     const json = boundedJson(rest, CONSTANTS.maxInputBytes, CONSTANTS.maxDepth, (m) => new ArtifactError(m, 'record_too_large'))
     return { signal, json }
   }
 
+  /**
+   * @param {string} op
+   * @param {unknown} input
+   */
   async function run(op, input) {
     let prepared
     try {
@@ -141,36 +133,11 @@ function buildService(store, options) {
       throw fromCaller(err, `${op}(input)`)
     }
     const { signal, json } = prepared
-    signal?.throwIfAborted()
-    // Without a signal nothing can abort: one shared flag that is never set. With one,
-    // host stores receive it as `signal` (by the id the flag carries).
-    const signalId = signal ? registerSignal(signal) : undefined
-    const flag = signal ? new native.ArtifactAbortFlag(signalId) : (neverAborted ??= new native.ArtifactAbortFlag())
-    const onAbort = () => flag.abort()
-    signal?.addEventListener('abort', onAbort, { once: true })
-    let text
-    try {
-      text = await invoke((port, token) => handle.start(port, op, json, flag, token))
-    } catch (err) {
-      if (signal?.aborted) throw signal.reason
-      if (hostRedactor && err instanceof ArtifactError) {
-        // Messages may quote a field name of the request: never a registered secret.
-        try {
-          const m = await hostRedactor.redact(err.message)
-          if (typeof m === 'string') err.message = m
-        } catch {}
-      }
-      throw err
-    } finally {
-      if (signal) {
-        signal.removeEventListener('abort', onAbort)
-        releaseSignal(signalId)
-      }
-    }
+    const text = await runNative(signal, hostRedactor, ArtifactError, (flag) => invoke((port, token) => handle.start(port, op, json, flag, token)))
     let { result, event, body } = JSON.parse(text)
-    if (hostRedactor) {
-      result = await hostRedact(result, 'result')
-      if (event !== undefined) event = await hostRedact(event, 'audit event')
+    if (host) {
+      result = await host.redact(result, 'result')
+      if (event !== undefined) event = await host.redact(event, 'audit event')
     }
     // deliveryLink with a body store: the revision's presigned URL, bounded by the link.
     if (body !== undefined && bodies) {
@@ -178,34 +145,21 @@ function buildService(store, options) {
       if (typeof url !== 'string' || url === '') throw new ArtifactError('the body store did not return a URL', 'invalid_input')
       result = { ...result, url }
     }
-    if (event !== undefined && onDecision) {
-      try {
-        await onDecision(event)
-      } catch (cause) {
-        const e = invalidInput(`onDecision threw after the ${event.type} was durably saved; the change is committed (see error.cause)`, {
-          cause,
-        })
-        e.committed = true
-        e.record = result
-        e.event = event
-        throw e
-      }
-    }
+    if (event !== undefined) await notifyDecision(onDecision, event, result, 'record', invalidInput)
     return result
   }
 
-  const service = {}
-  for (const op of OPERATIONS) {
-    Object.defineProperty(service, op, {
-      value: Object.defineProperty((input) => run(op, input), 'name', { value: op }),
-      enumerable: true,
-    })
-  }
-  if (bodies) Object.defineProperty(service, BODIES_WIRED, { value: true })
-  Object.defineProperty(service, 'limits', { value: Object.freeze(JSON.parse(callNative(() => handle.limits()))), enumerable: true })
-  return Object.freeze(service)
+  // The operations are Rust's list (the declared ArtifactService's methods; the typings
+  // drift test compares them).
+  return /** @type {import('../types/artifacts').ArtifactService & { readonly limits: import('../types/artifacts').ResolvedArtifactLimits }} */ (
+    serviceObject(OPERATIONS, run, callNative(() => handle.limits()), bodies ? BODIES_WIRED : undefined)
+  )
 }
 
+/**
+ * @param {unknown} secret
+ * @param {string} what
+ */
 function secretOf(secret, what) {
   if (typeof secret === 'string') return Buffer.from(secret, 'utf8').toString('base64')
   if (secret instanceof Uint8Array) return Buffer.from(secret.buffer, secret.byteOffset, secret.byteLength).toString('base64')
@@ -215,11 +169,18 @@ function secretOf(secret, what) {
 /**
  * Sign exactly `token` (an ArtifactDeliveryToken): `base64url(JSON.stringify(token))` "."
  * `base64url(HMAC-SHA256(secret, that text))` → the link.
+ * @param {import('../types/artifacts').ArtifactDeliveryToken} token
+ * @param {string | Uint8Array} secret
+ * @returns {string}
  */
 function signArtifactDeliveryLink(token, secret) {
   return entryPoint('signArtifactDeliveryLink(token, secret)', () => signLink(token, secret))
 }
 
+/**
+ * @param {unknown} token
+ * @param {unknown} secret
+ */
 function signLink(token, secret) {
   if (!isObject(token)) throw typeError(`signArtifactDeliveryLink(token, secret): token must be an object, got ${describe(token)}`)
   const key = secretOf(secret, 'signArtifactDeliveryLink: secret')
@@ -230,11 +191,22 @@ function signLink(token, secret) {
  * Verify a delivery link (size, then signature and shape, then expiry) → its
  * ArtifactDeliveryToken. `maxBytes` defaults to 16 KiB; `now` (an addition) is the
  * current time, a Date or epoch milliseconds.
+ * @param {string} link
+ * @param {string | Uint8Array} secret
+ * @param {number} [maxBytes]
+ * @param {Date | number} [now]
+ * @returns {import('../types/artifacts').ArtifactDeliveryToken}
  */
 function verifyArtifactDeliveryLink(link, secret, maxBytes, now) {
   return entryPoint('verifyArtifactDeliveryLink(link, secret, maxBytes, now)', () => verifyLink(link, secret, maxBytes, now))
 }
 
+/**
+ * @param {unknown} link
+ * @param {unknown} secret
+ * @param {unknown} maxBytes
+ * @param {unknown} now
+ */
 function verifyLink(link, secret, maxBytes, now) {
   if (typeof link !== 'string') {
     throw new ArtifactError(`invalid delivery link: expected a string, got ${describe(link)}`, 'invalid_link')
@@ -253,13 +225,22 @@ function verifyLink(link, secret, maxBytes, now) {
   return JSON.parse(callNative(native.artifactsVerifyLink, JSON.stringify(link), key, maxBytes, nowMs))
 }
 
-/** `"pending" | "approved" | "rejected"`: the decision on the record's latest revision. */
+/**
+ * `"pending" | "approved" | "rejected"`: the decision on the record's latest revision.
+ * @param {Pick<import('../types/artifacts').ArtifactRecord, 'revisions' | 'approvals'>} record
+ * @returns {import('../types/artifacts').ArtifactApprovalState}
+ */
 function artifactApprovalState(record) {
   if (!isObject(record)) throw typeError(`artifactApprovalState(record): record must be an object, got ${describe(record)}`)
-  return callNative(native.artifactsApprovalState, toJson(record, typeError))
+  // The native side answers one of the three states.
+  return /** @type {import('../types/artifacts').ArtifactApprovalState} */ (callNative(native.artifactsApprovalState, toJson(record, typeError)))
 }
 
-/** The checkpoint key of an artifact: `threadId:artifactId`. */
+/**
+ * The checkpoint key of an artifact: `threadId:artifactId`.
+ * @param {string} threadId
+ * @param {string} artifactId
+ */
 function artifactCheckpointKey(threadId, artifactId) {
   if (typeof threadId !== 'string' || typeof artifactId !== 'string') {
     throw typeError('artifactCheckpointKey(threadId, artifactId): both must be strings')
@@ -267,12 +248,19 @@ function artifactCheckpointKey(threadId, artifactId) {
   return native.artifactsCheckpointKey(threadId, artifactId)
 }
 
-/** Hex SHA-256 of the JCS of the citations' identity tuples. */
+/**
+ * Hex SHA-256 of the JCS of the citations' identity tuples.
+ * @param {readonly import('../types/artifacts').ArtifactCitation[]} citations
+ */
 function citationBindingDigest(citations) {
   return callNative(native.artifactsCitationDigest, toJson(citations, invalidInput))
 }
 
-/** Whether the approval of `version` (default: last validated) still binds its revision's citations. */
+/**
+ * Whether the approval of `version` (default: last validated) still binds its revision's citations.
+ * @param {import('../types/artifacts').ArtifactRecord} record
+ * @param {number} [version]
+ */
 function approvalEvidenceIntact(record, version) {
   if (version !== undefined && (typeof version !== 'number' || !Number.isSafeInteger(version) || version < 1)) {
     throw invalidInput('version must be a positive integer')
@@ -280,7 +268,11 @@ function approvalEvidenceIntact(record, version) {
   return callNative(native.artifactsEvidenceIntact, toJson(record, invalidInput), version === undefined ? 'null' : String(version))
 }
 
-/** Check citations against the host's already-retrieved snapshots. */
+/**
+ * Check citations against the host's already-retrieved snapshots.
+ * @param {import('../types/artifacts').CitationIntegrityInput} input
+ * @returns {import('../types/artifacts').CitationIntegrityReport}
+ */
 function checkCitationIntegrity(input) {
   return JSON.parse(callNative(native.artifactsCheckIntegrity, toJson(input, invalidInput)))
 }

@@ -19,15 +19,27 @@ const {
   isObject,
 } = require('./errors.js')
 
+const { underSignal } = require('./abort.js')
+
 const CONSTANTS = JSON.parse(native.bodiesConstants())
 /** Bytes of each chunk a download is read in: 64 KiB keeps a 512 MiB download under 128 MiB RSS (bench/bodies.bench.mjs); 1 MiB chunks measured 145-180 MiB. */
 const READ_CHUNK = 64 * 1024
 
+/** @typedef {import('../binding.js').BodyAbortHandle} BodyAbortHandle */
+
+/**
+ * @param {string} message
+ * @param {ErrorOptions} [options]
+ */
 function storeError(message, options) {
   return new ArtifactBodyStoreError(message, 'STORE', options)
 }
 
-/** JSON text of a ref; what JSON cannot carry is a STORE error. */
+/**
+ * JSON text of a ref; what JSON cannot carry is a STORE error.
+ * @param {unknown} ref
+ * @returns {string}
+ */
 function refJson(ref) {
   if (!isObject(ref)) throw storeError(`a body reference must be an object, got ${describe(ref)}`)
   let text
@@ -39,44 +51,54 @@ function refJson(ref) {
   return text
 }
 
+/**
+ * @param {unknown} options
+ * @returns {AbortSignal | undefined}
+ */
 function signalOf(options) {
   if (options === undefined || options === null) return undefined
   if (!isObject(options)) throw typeError('options must be an object')
   const { signal } = options
   if (signal === undefined) return undefined
-  if (signal === null || typeof signal !== 'object' || typeof signal.aborted !== 'boolean') {
+  if (signal === null || typeof signal !== 'object' || typeof (/** @type {{ aborted?: unknown }} */ (signal).aborted) !== 'boolean') {
     throw typeError('options.signal must be an AbortSignal')
   }
-  return signal
+  // An object with a boolean `aborted`: used as an AbortSignal.
+  return /** @type {AbortSignal} */ (signal)
 }
 
-/** Run a native transfer under `signal`: an abort cancels it and rejects with the signal's reason. */
-async function withSignal(signal, fn) {
-  signal?.throwIfAborted()
-  const abort = new native.BodyAbortHandle()
-  const onAbort = () => abort.abort()
-  signal?.addEventListener('abort', onAbort, { once: true })
-  try {
-    return await fn(abort)
-  } catch (err) {
-    if (signal?.aborted) throw signal.reason
-    throw err
-  } finally {
-    signal?.removeEventListener('abort', onAbort)
-  }
+/**
+ * Run a native transfer under `signal`: an abort cancels it and rejects with the signal's reason.
+ * @template T
+ * @param {AbortSignal | undefined} signal
+ * @param {(abort: BodyAbortHandle) => Promise<T>} fn
+ * @returns {Promise<T>}
+ */
+function withSignal(signal, fn) {
+  return underSignal(signal, () => new native.BodyAbortHandle(), fn)
 }
 
+/** @param {Uint8Array} bytes */
 function asBuffer(bytes) {
   return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
 }
 
+/**
+ * @param {unknown} v
+ * @returns {v is ReadableStream<unknown>}
+ */
 function isReadableStream(v) {
-  return v !== null && typeof v === 'object' && typeof v.getReader === 'function'
+  return v !== null && typeof v === 'object' && typeof (/** @type {{ getReader?: unknown }} */ (v).getReader) === 'function'
 }
 
-/** Read a whole stream, refusing it past `max` bytes (only for the kms hook, which takes whole bodies). */
+/**
+ * Read a whole stream, refusing it past `max` bytes (only for the kms hook, which takes whole bodies).
+ * @param {ReadableStream<unknown>} stream
+ * @param {number} max
+ */
 async function readBounded(stream, max) {
   const reader = stream.getReader()
+  /** @type {Uint8Array[]} */
   const chunks = []
   let total = 0
   for (;;) {
@@ -93,7 +115,13 @@ async function readBounded(stream, max) {
   return Buffer.concat(chunks, total)
 }
 
-/** A host hook as the native side calls it: JSON in, an envelope out, never a rejection. */
+/**
+ * A host hook as the native side calls it: JSON in, an envelope out, never a rejection.
+ * @template T
+ * @param {(arg: string) => T | Promise<T>} fn
+ * @param {(value: T) => unknown} toJson
+ * @returns {(arg: string) => Promise<string>}
+ */
 function hook(fn, toJson) {
   return async (arg) => {
     try {
@@ -104,15 +132,23 @@ function hook(fn, toJson) {
   }
 }
 
+/** @param {unknown} c */
 function credentialsJson(c) {
   if (!isObject(c)) return {}
+  /** @type {Record<string, string>} */
   const out = {}
   for (const k of ['accessKeyId', 'secretAccessKey', 'sessionToken']) {
-    if (typeof c[k] === 'string') out[k] = c[k]
+    const v = c[k]
+    if (typeof v === 'string') out[k] = v
   }
   return out
 }
 
+/**
+ * @param {NonNullable<import('../types/bodies').S3ArtifactBodyStoreOptions['kms']>} kms
+ * @param {'encrypt' | 'decrypt'} op
+ * @param {Uint8Array} bytes
+ */
 async function callKms(kms, op, bytes) {
   let out
   try {
@@ -124,7 +160,14 @@ async function callKms(kms, op, bytes) {
   return out
 }
 
-/** Stream a ReadableStream body into a native streamed upload. */
+/**
+ * Stream a ReadableStream body into a native streamed upload.
+ * @param {import('../binding.js').S3BodyStoreHandle} handle
+ * @param {string} json
+ * @param {ReadableStream<unknown>} body
+ * @param {AbortSignal | undefined} signal
+ * @returns {Promise<void>}
+ */
 async function putStream(handle, json, body, signal) {
   return withSignal(signal, async (abort) => {
     const put = callNative(() => handle.startPut(json, abort))
@@ -152,7 +195,11 @@ async function putStream(handle, json, body, signal) {
   })
 }
 
-/** A ReadableStream over a verified download. */
+/**
+ * A ReadableStream over a verified download.
+ * @param {import('../binding.js').BodyReadHandle} reader
+ * @returns {ReadableStream<Uint8Array>}
+ */
 function readStream(reader) {
   return new ReadableStream({
     async pull(controller) {
@@ -166,7 +213,8 @@ function readStream(reader) {
 /**
  * The native S3-compatible ArtifactBodyStore (AWS S3, MinIO, Cloudflare R2): path-style,
  * SigV4, verified put/get, legal hold on delete, bounded presigned URLs.
- * @param options `{ endpoint, bucket, region = "us-east-1", credentials, isHeld?, kms?, limits? }`
+ * @param {import('../types/bodies').S3ArtifactBodyStoreOptions} options `{ endpoint, bucket, region = "us-east-1", credentials, isHeld?, kms?, limits? }`
+ * @returns {import('../types/bodies').ArtifactBodyStore}
  */
 function createS3ArtifactBodyStore(options) {
   if (!isObject(options)) throw typeError(`createS3ArtifactBodyStore(options): options must be an object, got ${describe(options)}`)
@@ -242,24 +290,38 @@ function createS3ArtifactBodyStore(options) {
   }
 }
 
-/** The resolved body store limits; a value outside 1..hard is a RangeError. */
+/**
+ * The resolved body store limits; a value outside 1..hard is a RangeError.
+ * @param {import('../types/bodies').ArtifactBodyLimits} [limits]
+ * @returns {import('../types/bodies').ResolvedArtifactBodyLimits}
+ */
 function resolveArtifactBodyLimits(limits) {
   if (limits !== undefined && !isObject(limits)) throw typeError('limits must be an object')
   return Object.freeze(JSON.parse(callNative(native.bodiesResolveLimits, JSON.stringify(limits ?? {}))))
 }
 
-/** The object key a ref's body lives under (unencoded segments joined by `/`). */
+/**
+ * The object key a ref's body lives under (unencoded segments joined by `/`).
+ * @param {import('../types/bodies').ArtifactBodyRef} ref
+ */
 function s3ObjectKey(ref) {
   return callNative(native.bodiesObjectKey, refJson(ref))
 }
 
-/** AWS SigV4 over the reference's `SigV4SignInput` → `{ signature, canonicalRequest }`. */
+/**
+ * AWS SigV4 over the reference's `SigV4SignInput` → `{ signature, canonicalRequest }`.
+ * @param {import('../types/bodies').SigV4SignInput} input
+ * @returns {Promise<{ readonly signature: string, readonly canonicalRequest: string }>}
+ */
 async function signV4(input) {
   if (!isObject(input)) throw typeError('signV4(input): input must be an object')
   return JSON.parse(callNative(native.bodiesSignV4, JSON.stringify(input)))
 }
 
-/** Lowercase hex SHA-256 of `data`. */
+/**
+ * Lowercase hex SHA-256 of `data`.
+ * @param {Uint8Array} data
+ */
 async function sha256Hex(data) {
   if (!(data instanceof Uint8Array)) throw typeError('sha256Hex(data): data must be a Uint8Array')
   return native.bodiesSha256Hex(asBuffer(data))

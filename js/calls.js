@@ -8,11 +8,18 @@ const native = require('./native.js')
 const { translate } = require('./errors.js')
 
 /** token → { resolve, reject } of every outstanding native call. */
+/** @type {Map<number, { resolve: (text: string) => void, reject: (err: unknown) => void }>} */
 const calls = new Map()
+/** @type {import('../binding.js').CallPort | undefined} */
 let port
 let nextToken = 1
 
-// It must not hold the port: the port holds it strongly.
+/**
+ * It must not hold the port: the port holds it strongly.
+ * @param {number} token
+ * @param {boolean} ok
+ * @param {string} text
+ */
 function done(token, ok, text) {
   const call = calls.get(token)
   if (call === undefined) return
@@ -24,6 +31,8 @@ function done(token, ok, text) {
 /**
  * `start(port, token)` starts one native call → its result text, or a promise of it.
  * A synchronous native failure is thrown, translated.
+ * @param {(port: import('../binding.js').CallPort, token: number) => string | null | undefined} start
+ * @returns {string | Promise<string>}
  */
 function invoke(start) {
   port ??= new native.CallPort(done)

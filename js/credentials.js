@@ -11,6 +11,8 @@ const { readInput } = require('./input.js')
  * A redactor for text a host is about to store or show (a command's output): the values of
  * secret-named variables of `options.env`, `options.secrets`, and well-known credential
  * shapes become "[REDACTED]".
+ * @param {import('../types/credentials').CredentialRedactorOptions} [options]
+ * @returns {import('../types/credentials').CredentialRedactor}
  */
 function createCredentialRedactor(options) {
   if (options !== undefined && !isObject(options)) {
@@ -24,7 +26,7 @@ function createCredentialRedactor(options) {
     return {
       env,
       envType: envOk ? null : describe(env),
-      envEntries: envOk && env ? Object.keys(env).map((name) => [name, env[name]]) : [],
+      envEntries: envOk && env ? Object.keys(env).map((name) => /** @type {const} */ ([name, /** @type {Record<string, unknown>} */ (env)[name]])) : [],
       secrets: Array.isArray(secrets) ? Array.from(secrets) : secrets,
       secretsType: secrets === undefined || Array.isArray(secrets) ? null : describe(secrets),
     }
@@ -35,6 +37,7 @@ function createCredentialRedactor(options) {
   if (secretsType !== null) {
     throw typeError(`createCredentialRedactor(options): options.secrets must be an array of strings, got ${secretsType}`)
   }
+  /** @type {Record<string, string>} */
   const plainEnv = {}
   if (env) {
     for (const [name, value] of envEntries) {
@@ -45,6 +48,7 @@ function createCredentialRedactor(options) {
   }
   const handle = callNative(() => new native.CredentialRedactorHandle(toJson({ env: plainEnv, secrets: secrets ?? [] }, typeError)))
   return Object.freeze({
+    /** @param {unknown} value */
     redact(value) {
       if (typeof value === 'string') return callNative(() => handle.redactText(value))
       if (value === undefined) return undefined

@@ -19,6 +19,8 @@ const { readInput, callReading, jsonOf } = require('./input.js')
 /**
  * Validate and bound host-parsed diagnostics. Malformed entries are dropped whole;
  * a non-array `raw` or bad `options` is a TypeError (RangeError for a limit out of range).
+ * @param {readonly import('../types/diagnostics').RawDiagnostic[]} raw
+ * @param {Partial<import('../types/diagnostics').NormalizeDiagnosticsOptions>} options
  */
 function normalizeDiagnostics(raw, options) {
   const [optionsType, rawIsArray] = readInput('input', () => [isObject(options) ? null : describe(options), Array.isArray(raw)])
@@ -29,7 +31,17 @@ function normalizeDiagnostics(raw, options) {
   return callReading('raw', native.diagnosticsNormalize, raw, jsonOf('options', options))
 }
 
+/**
+ * @typedef {import('../types/diagnostics').NormalizedDiagnostic} NormalizedDiagnostic
+ */
+
+/**
+ * A copy of `d` with its fields in the one fixed order.
+ * @param {NormalizedDiagnostic} d
+ * @returns {NormalizedDiagnostic}
+ */
 function entry(d) {
+  /** @type {{ -readonly [K in keyof NormalizedDiagnostic]?: NormalizedDiagnostic[K] }} */
   const o = { file: d.file, line: d.line, character: d.character }
   if (d.endLine !== undefined) o.endLine = d.endLine
   if (d.endCharacter !== undefined) o.endCharacter = d.endCharacter
@@ -38,9 +50,14 @@ function entry(d) {
   if (d.source !== undefined) o.source = d.source
   if (d.code !== undefined) o.code = d.code
   o.generation = d.generation
-  return o
+  // Every field of `d` is copied; the optional ones only when present.
+  return /** @type {NormalizedDiagnostic} */ (o)
 }
 
+/**
+ * @param {readonly NormalizedDiagnostic[]} list
+ * @param {number[]} indices
+ */
 function pick(list, indices) {
   const out = new Array(indices.length)
   for (let i = 0; i < indices.length; i++) out[i] = entry(list[indices[i]])
@@ -50,6 +67,8 @@ function pick(list, indices) {
 /**
  * `added` / `removed` / `unchanged` between `previous` and `next`, each in canonical order
  * (file, line, character, source, code), duplicates deduped, stale previous entries ignored.
+ * @param {import('../types/diagnostics').DiagnosticDeltaInput} input
+ * @returns {import('../types/diagnostics').DiagnosticDelta}
  */
 function diagnosticDelta(input) {
   const inputType = readInput('input', () => (isObject(input) ? null : describe(input)))
@@ -67,21 +86,27 @@ function diagnosticDelta(input) {
   const r = JSON.parse(callReading('input', native.diagnosticsDeltaIndices, { next, previous, generation }))
   return readInput('input', () => ({
     added: pick(next, r.added),
-    removed: r.removed.length === 0 ? [] : pick(previous, r.removed),
+    removed: r.removed.length === 0 ? [] : pick(previous ?? [], r.removed),
     unchanged: pick(next, r.unchanged),
     generation: r.generation,
     truncated: r.truncated,
   }))
 }
 
-/** The effective caps of normalizeDiagnostics for `options` (defaults filled in). */
+/**
+ * The effective caps of normalizeDiagnostics for `options` (defaults filled in).
+ * @param {{ readonly maxMessageBytes?: number }} [options]
+ */
 function resolveDiagnosticsLimits(options) {
   const optionsType = readInput('options', () => (options === undefined || isObject(options) ? null : describe(options)))
   if (optionsType !== null) throw typeError(`options must be an object, got ${optionsType}`)
   return JSON.parse(callReading('options', native.diagnosticsResolveLimits, jsonOf('options', options ?? {})))
 }
 
-/** The stable identity `file:source:line:character:code` (empty for absent source/code). */
+/**
+ * The stable identity `file:source:line:character:code` (empty for absent source/code).
+ * @param {Pick<NormalizedDiagnostic, 'file' | 'line' | 'character'> & { readonly source?: string, readonly code?: string | number }} diagnostic
+ */
 function diagnosticIdentity(diagnostic) {
   const type = readInput('diagnostic', () => (isObject(diagnostic) ? null : describe(diagnostic)))
   if (type !== null) throw typeError(`diagnostic must be an object, got ${type}`)

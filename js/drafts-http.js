@@ -7,13 +7,19 @@
 
 const native = require('./native.js')
 const { callNative, typeError } = require('./errors.js')
-const http = require('./http.js')
+const http = require('./http.js').internal
 const { DRAFT_CONSTANTS, resolveWorkDraftLimits } = require('./drafts.js')
 
 const OPTION_KEYS = ['service', 'authorize', 'basePath', 'redactor', 'limits']
-const SERVICE_METHODS = ['list', 'get', 'decide']
+const SERVICE_METHODS = /** @type {const} */ (['list', 'get', 'decide'])
 const { HttpFailure } = http
 
+/** @typedef {import('./http.js').HandlerContext} HandlerContext */
+
+/**
+ * @param {import('../types/drafts').CreateWorkDraftHandlerOptions} options
+ * @returns {HandlerContext}
+ */
 function resolveOptions(options) {
   if (options === null || typeof options !== 'object') {
     throw typeError('createWorkDraftHandler(options): options must be an object')
@@ -33,35 +39,41 @@ function resolveOptions(options) {
     throw typeError('createWorkDraftHandler: options.redactor must be an object with a redact(value) method')
   }
   const { maxRequestBytes } = resolveWorkDraftLimits(limits)
-  return { service, authorize, base, redactor, maxRequestBytes, secretText: null }
+  // The shared handler plumbing sees the service and authorize untyped: handle() calls
+  // them with the inputs they declare.
+  return {
+    service: /** @type {import('./http.js').ServiceLike} */ (/** @type {unknown} */ (service)),
+    authorize: /** @type {(input: object) => unknown} */ (/** @type {unknown} */ (authorize)),
+    base,
+    redactor,
+    maxRequestBytes,
+    secretText: null,
+  }
 }
 
-/** `createWorkDraftHandler({ service, authorize, basePath?, redactor?, limits? })` → `(request) => Promise<Response>`. */
+/**
+ * `createWorkDraftHandler({ service, authorize, basePath?, redactor?, limits? })` → `(request) => Promise<Response>`.
+ * @param {import('../types/drafts').CreateWorkDraftHandlerOptions} options
+ * @returns {import('../types/http').PrismRequestHandler}
+ */
 function createWorkDraftHandler(options) {
-  const ctx = resolveOptions(options)
-  return async function workDraftHandler(request) {
-    if (!(request instanceof Request)) throw typeError('workDraftHandler(request): request must be a WHATWG Request')
-    try {
-      return await handle(ctx, request)
-    } catch (err) {
-      return http.failureResponse(ctx, toFailure(err, request.signal))
-    }
-  }
+  return http.fetchHandler('workDraftHandler', resolveOptions(options), handle, toFailure)
 }
 
+/**
+ * @param {HandlerContext} ctx
+ * @param {Request} request
+ * @returns {Promise<Response>}
+ */
 async function handle(ctx, request) {
-  let url
-  try {
-    url = new URL(request.url)
-  } catch {
-    throw new HttpFailure(400, 'invalid_input', 'the request URL is not valid')
-  }
+  const url = http.requestUrl(request)
   const route = JSON.parse(callNative(native.draftsMatchRoute, ctx.base, request.method, url.pathname))
   if (route.error) throw new HttpFailure(route.error.status, route.error.code, route.error.message)
   const { operation, method, threadId, draftId } = route
   const signal = request.signal
   if (route.body) http.checkContentLength(ctx, request)
   const auth = await http.authorizeRequest(ctx, { request, operation, threadId, draftId, signal })
+  /** @type {Record<string, unknown>} */
   let input = {}
   if (route.body) {
     const text = await http.readBody(ctx, request, signal)
@@ -71,20 +83,21 @@ async function handle(ctx, request) {
   } else if (method === 'list') {
     input = http.listQuery(url.searchParams)
   }
-  input.ownership = auth.ownership
-  if (auth.identity !== undefined) input.identity = auth.identity
-  input.threadId = threadId
-  if (draftId !== undefined) input.draftId = draftId
-  input.signal = signal
-  const result = await http.raced(ctx.service[method](input), signal)
+  const result = await http.callService(ctx, method, http.serviceInput(input, auth, threadId, 'draftId', draftId, signal), signal)
   return http.jsonResponse(ctx, 200, result)
 }
 
-/** A WorkDraftError → its status from the native table; anything else as the artifact handler maps it. */
+/**
+ * A WorkDraftError → its status from the native table; anything else as the artifact handler maps it.
+ * @param {unknown} err
+ * @param {AbortSignal | undefined} signal
+ */
 function toFailure(err, signal) {
-  if (err !== null && typeof err === 'object' && err.code === 'ERR_PRISM_WORK_DRAFT' && typeof err.reason === 'string' && !(signal && signal.aborted)) {
-    const status = DRAFT_CONSTANTS.reasons[err.reason]
-    if (status !== undefined) return new HttpFailure(status, err.reason, http.clip(err.message))
+  const e = /** @type {{ code?: unknown, reason?: unknown, message?: unknown } | null} */ (err)
+  if (e !== null && typeof e === 'object' && e.code === 'ERR_PRISM_WORK_DRAFT' && typeof e.reason === 'string' && !(signal && signal.aborted)) {
+    /** @type {number | undefined} */
+    const status = DRAFT_CONSTANTS.reasons[e.reason]
+    if (status !== undefined) return new HttpFailure(status, e.reason, http.clip(e.message))
   }
   return http.toFailure(err, signal)
 }

@@ -11,13 +11,14 @@
 
 const native = require('./native.js')
 const { WorkDraftError, callNative, callNativeAsync, toJson, typeError, describe, isObject } = require('./errors.js')
-const { toStoreHandle, registerSignal, releaseSignal } = require('./store.js')
-const { nativeRedactors } = require('./redaction.js')
+const { toStoreHandle } = require('./store.js')
+const { serviceRedactor, splitSignal, hostRedaction, runNative, notifyDecision, serviceObject } = require('./service.js')
 const { boundedJson } = require('./input.js')
 
 const CONSTANTS = JSON.parse(native.draftsConstants())
 const OPTION_KEYS = ['redactor', 'recipientPolicy', 'onDecision', 'editsRequireReapproval', 'limits']
 // Request members that are JSON payloads, with the reason a bad JavaScript value gets.
+/** @type {Record<string, string>} */
 const PAYLOAD_MEMBERS = {
   payload: 'invalid_input',
   schema: 'invalid_input',
@@ -26,9 +27,7 @@ const PAYLOAD_MEMBERS = {
   outcome: 'invalid_input',
 }
 
-let emptyRedactor
-let neverAborted
-
+/** @param {string[]} path */
 function pointer(path) {
   return path.length === 0 ? '/' : '/' + path.map((k) => String(k).replace(/~/g, '~0').replace(/\//g, '~1')).join('/')
 }
@@ -38,18 +37,29 @@ function pointer(path) {
  * arrays without holes, strings, booleans, null and finite numbers other than -0, at
  * most `CONSTANTS.maxDepth` levels, no cycles, accessors or prototype keys. Messages name
  * the JSON pointer, never the value.
+ * @param {unknown} value
+ * @param {string} what
+ * @param {string} reason
+ * @param {{ used: number }} budget the request's JSON characters charged so far
  */
 function checkJsonValue(value, what, reason, budget) {
+  /** @type {Set<object>} */
   const active = new Set()
+  /** @type {(path: string[], why: string) => never} */
   const fail = (path, why) => {
     throw new WorkDraftError(`${what} at ${pointer(path)} ${why}`, reason)
   }
   // The least JSON text each value writes, charged before it is read (issue 17): the
   // request cap is reached before a hostile payload costs more than the cap.
+  /** @param {number} n */
   const charge = (n) => {
     budget.used += n
     if (budget.used > CONSTANTS.maxInputBytes) throw tooLarge(`the request is larger than ${CONSTANTS.maxInputBytes} characters of JSON`)
   }
+  /**
+   * @param {unknown} v
+   * @param {string[]} path
+   */
   const walk = (v, path) => {
     switch (typeof v) {
       case 'string':
@@ -96,26 +106,28 @@ function checkJsonValue(value, what, reason, budget) {
   walk(value, [])
 }
 
+/** @param {string} message */
 function tooLarge(message) {
   return new WorkDraftError(message, 'payload_too_large')
 }
 
-/** JSON text of a request, its cap charged while it is read. */
+/**
+ * JSON text of a request, its cap charged while it is read.
+ * @param {unknown} value
+ */
 function requestJson(value) {
   return toJson(value, invalidInput, (v) => boundedJson(v, CONSTANTS.maxInputBytes, CONSTANTS.maxInputDepth, tooLarge))
 }
 
+/**
+ * @param {string} message
+ * @param {ErrorOptions} [options]
+ */
 function invalidInput(message, options) {
   return new WorkDraftError(message, 'invalid_input', options)
 }
 
-function isAbortSignal(s) {
-  return (
-    (typeof AbortSignal === 'function' && s instanceof AbortSignal) ||
-    (s !== null && typeof s === 'object' && typeof s.aborted === 'boolean' && typeof s.addEventListener === 'function')
-  )
-}
-
+/** @param {unknown} limits */
 function limitsJson(limits) {
   if (limits === undefined) return 'null'
   if (!isObject(limits)) throw typeError('limits must be an object')
@@ -123,19 +135,31 @@ function limitsJson(limits) {
   return toJson(limits, typeError)
 }
 
-/** The frozen resolved limits; a value outside 1..hard is a RangeError. */
+/**
+ * The frozen resolved limits; a value outside 1..hard is a RangeError.
+ * @param {import('../types/drafts').WorkDraftLimits} [limits]
+ * @returns {import('../types/drafts').ResolvedWorkDraftLimits}
+ */
 function resolveWorkDraftLimits(limits) {
   return Object.freeze(JSON.parse(callNative(native.draftsResolveLimits, limitsJson(limits))))
 }
 
-/** Hex SHA-256 of the RFC 8785 canonical JSON of `payload` (a plain JSON object). */
+/**
+ * Hex SHA-256 of the RFC 8785 canonical JSON of `payload` (a plain JSON object).
+ * @param {import('../types/drafts').DraftPayload} payload
+ * @returns {string}
+ */
 function draftPayloadDigest(payload) {
   if (!isObject(payload)) throw invalidInput(`draftPayloadDigest(payload): payload must be a plain object, got ${describe(payload)}`)
   checkJsonValue(payload, 'payload', 'invalid_input', { used: 0 })
   return callNative(native.draftsPayloadDigest, toJson(payload, invalidInput))
 }
 
-/** The policy bridge: JSON array of addresses in, JSON array of booleans out (`null` when `allow` threw). */
+/**
+ * The policy bridge: JSON array of addresses in, JSON array of booleans out (`null` when `allow` threw).
+ * @param {import('../types/drafts').WorkDraftRecipientPolicy} policy
+ * @returns {(json: string) => Promise<string>}
+ */
 function policyBridge(policy) {
   return async (json) => {
     try {
@@ -148,15 +172,14 @@ function policyBridge(policy) {
   }
 }
 
+/** @param {import('../types/drafts').WorkDraftServiceOptions} options */
 function resolveOptions(options) {
   if (!isObject(options)) throw typeError('createWorkDraftService(store, options): options must be an object')
   for (const k of Object.keys(options)) {
     if (!OPTION_KEYS.includes(k)) throw typeError(`options.${k} is not a known option`)
   }
   const { redactor, recipientPolicy, onDecision, editsRequireReapproval } = options
-  if (redactor === null || (typeof redactor !== 'object' && typeof redactor !== 'function') || typeof redactor.redact !== 'function') {
-    throw typeError('options.redactor must be a SecretRedactor ({ redact(value) })')
-  }
+  const redactors = serviceRedactor(redactor)
   if (recipientPolicy !== undefined && (!isObject(recipientPolicy) || typeof recipientPolicy.allow !== 'function')) {
     throw typeError('options.recipientPolicy must be an object with an allow(address) method')
   }
@@ -164,114 +187,58 @@ function resolveOptions(options) {
   if (editsRequireReapproval !== undefined && typeof editsRequireReapproval !== 'boolean') {
     throw typeError('options.editsRequireReapproval must be a boolean')
   }
+  /** @type {{ limits: unknown, editsRequireReapproval?: boolean }} */
   const config = { limits: JSON.parse(limitsJson(options.limits)) }
   if (editsRequireReapproval !== undefined) config.editsRequireReapproval = editsRequireReapproval
-  return { redactor, recipientPolicy, onDecision, config: JSON.stringify(config) }
+  return { redactors, recipientPolicy, onDecision, config: JSON.stringify(config) }
 }
 
 /**
  * The work draft service over any checkpoint store.
- * @param store a native store or a host object with saveCheckpoint/loadCheckpoint/listCheckpoints/deleteCheckpoint
- * @param options `{ redactor, recipientPolicy?, onDecision?, editsRequireReapproval?, limits? }`
+ * @param {import('../types/store').CheckpointStore} store a native store or a host object with saveCheckpoint/loadCheckpoint/listCheckpoints/deleteCheckpoint
+ * @param {import('../types/drafts').WorkDraftServiceOptions} options `{ redactor, recipientPolicy?, onDecision?, editsRequireReapproval?, limits? }`
+ * @returns {import('../types/drafts').WorkDraftService}
  */
 function createWorkDraftService(store, options) {
-  const { redactor, recipientPolicy, onDecision, config } = resolveOptions(options)
+  const { redactors, recipientPolicy, onDecision, config } = resolveOptions(options)
   const storeHandle = toStoreHandle(store)
-  let redactorHandle = nativeRedactors.get(redactor)
-  const hostRedactor = redactorHandle ? null : redactor
-  if (!redactorHandle) {
-    emptyRedactor ??= callNative(() => new native.SecretRedactorHandle('[]'))
-    redactorHandle = emptyRedactor
-  }
+  const { redactorHandle, hostRedactor } = redactors
   const policy = recipientPolicy ? policyBridge(recipientPolicy) : undefined
   const handle = callNative(() => new native.WorkDraftServiceHandle(storeHandle, redactorHandle, config, policy))
+  const host = hostRedactor && hostRedaction(hostRedactor, invalidInput)
 
-  async function hostRedact(value, what) {
-    try {
-      return await hostRedactor.redact(value)
-    } catch (cause) {
-      throw invalidInput(`the host redactor failed on the ${what}`, { cause })
-    }
-  }
-
+  /** @param {unknown} input */
   async function prepare(input) {
     if (!isObject(input)) throw invalidInput(`input must be an object, got ${describe(input)}`)
-    let rest, signal
-    try {
-      ;({ signal, ...rest } = input)
-    } catch (cause) {
-      throw invalidInput('input cannot be read', { cause })
-    }
-    if (signal !== undefined && !isAbortSignal(signal)) throw invalidInput('input.signal must be an AbortSignal')
+    let { rest, signal } = splitSignal(input, invalidInput)
     const budget = { used: 0 }
     for (const [member, reason] of Object.entries(PAYLOAD_MEMBERS)) {
       if (rest[member] !== undefined) checkJsonValue(rest[member], member, reason, budget)
     }
-    if (hostRedactor) {
-      const { ownership, ...request } = rest
-      if (ownership !== undefined && JSON.stringify(await hostRedact(ownership, 'ownership')) !== JSON.stringify(ownership)) {
-        throw invalidInput('input.ownership holds a registered secret')
-      }
-      const redacted = await hostRedact(request, 'request')
-      if (!isObject(redacted)) throw invalidInput('the host redactor must return the request as an object')
-      rest = ownership === undefined ? redacted : { ownership, ...redacted }
+    if (host) {
+      rest = await host.request(rest, (a, b) => JSON.stringify(a) === JSON.stringify(b), () => invalidInput('input.ownership holds a registered secret'), isObject)
     }
     return { signal, json: requestJson(rest) }
   }
 
+  /**
+   * @param {string} op
+   * @param {unknown} input
+   */
   async function run(op, input) {
     const { signal, json } = await prepare(input)
-    signal?.throwIfAborted()
-    const signalId = signal ? registerSignal(signal) : undefined
-    const flag = signal ? new native.ArtifactAbortFlag(signalId) : (neverAborted ??= new native.ArtifactAbortFlag())
-    const onAbort = () => flag.abort()
-    signal?.addEventListener('abort', onAbort, { once: true })
-    let text
-    try {
-      text = await callNativeAsync(() => handle.call(op, json, flag))
-    } catch (err) {
-      if (signal?.aborted) throw signal.reason
-      if (hostRedactor && err instanceof WorkDraftError) {
-        try {
-          const m = await hostRedactor.redact(err.message)
-          if (typeof m === 'string') err.message = m
-        } catch {}
-      }
-      throw err
-    } finally {
-      if (signal) {
-        signal.removeEventListener('abort', onAbort)
-        releaseSignal(signalId)
-      }
-    }
+    const text = await runNative(signal, hostRedactor, WorkDraftError, (flag) => callNativeAsync(() => handle.call(op, json, flag)))
     let { result, event } = JSON.parse(text)
-    if (hostRedactor) {
-      result = await hostRedact(result, 'result')
-      if (event !== undefined) event = await hostRedact(event, 'audit event')
+    if (host) {
+      result = await host.redact(result, 'result')
+      if (event !== undefined) event = await host.redact(event, 'audit event')
     }
-    if (event !== undefined && onDecision) {
-      try {
-        await onDecision(event)
-      } catch (cause) {
-        const e = invalidInput(`onDecision threw after the ${event.type} was durably saved; the change is committed (see error.cause)`, { cause })
-        e.committed = true
-        e.draft = result
-        e.event = event
-        throw e
-      }
-    }
+    if (event !== undefined) await notifyDecision(onDecision, event, result, 'draft', invalidInput)
     return result
   }
 
-  const service = {}
-  for (const op of CONSTANTS.operations) {
-    Object.defineProperty(service, op, {
-      value: Object.defineProperty((input) => run(op, input), 'name', { value: op }),
-      enumerable: true,
-    })
-  }
-  Object.defineProperty(service, 'limits', { value: Object.freeze(JSON.parse(callNative(() => handle.limits()))), enumerable: true })
-  return Object.freeze(service)
+  // The operations are Rust's list (the declared WorkDraftService's methods).
+  return /** @type {import('../types/drafts').WorkDraftService} */ (serviceObject(CONSTANTS.operations, run, callNative(() => handle.limits())))
 }
 
 module.exports = {

@@ -5,25 +5,48 @@
 
 const ERROR_MARKER = '\u001fPRISM'
 
+/**
+ * @param {Function} cls
+ * @param {string} name
+ */
 function defineName(cls, name) {
   Object.defineProperty(cls.prototype, 'name', { value: name, writable: true, configurable: true, enumerable: false })
 }
 
 /**
- * Artifact service failures: `code` "ERR_PRISM_ARTIFACT" and a `reason`. The constructor
- * takes `(message, reason)` as @arnilo/prism's does, since hosts construct it themselves.
+ * A service error class `name`: `(message, reason, options?)` as @arnilo/prism's
+ * ArtifactError (hosts construct them themselves), with the constant `code` and the
+ * `reason` given. A direct subclass of Error, named `name`.
+ * @param {string} name
+ * @param {string} code
  */
-class ArtifactError extends Error {
-  constructor(message, reason, options) {
-    super(message, options)
-    this.code = 'ERR_PRISM_ARTIFACT'
-    this.reason = reason
+function reasonErrorClass(name, code) {
+  const cls = class extends Error {
+    /**
+     * @param {string} message
+     * @param {string} reason
+     * @param {ErrorOptions} [options]
+     */
+    constructor(message, reason, options) {
+      super(message, options)
+      this.code = code
+      this.reason = reason
+    }
   }
+  Object.defineProperty(cls, 'name', { value: name })
+  defineName(cls, name)
+  return cls
 }
-defineName(ArtifactError, 'ArtifactError')
+
+/** Artifact service failures: `code` "ERR_PRISM_ARTIFACT" and a `reason`. */
+const ArtifactError = reasonErrorClass('ArtifactError', 'ERR_PRISM_ARTIFACT')
 
 /** A compare-and-swap conflict in a checkpoint store. Host stores reject with it. */
 class CheckpointConflictError extends Error {
+  /**
+   * @param {string} [message]
+   * @param {ErrorOptions} [options]
+   */
   constructor(message = 'checkpoint version conflict', options) {
     super(message, options)
     this.code = 'ERR_PRISM_CHECKPOINT_CONFLICT'
@@ -31,6 +54,10 @@ class CheckpointConflictError extends Error {
 }
 defineName(CheckpointConflictError, 'CheckpointConflictError')
 
+/**
+ * @param {string} prefix
+ * @param {unknown} code
+ */
 function suffixed(prefix, code) {
   const c = String(code)
   return c.startsWith(prefix) ? c : prefix + c
@@ -38,6 +65,11 @@ function suffixed(prefix, code) {
 
 /** Coding patch review failures: `ERR_PRISM_REVIEW_INPUT|LIMIT|BINDING|STATE|OWNERSHIP`. */
 class CodingPatchReviewError extends Error {
+  /**
+   * @param {string} code
+   * @param {string} [message]
+   * @param {ErrorOptions} [options]
+   */
   constructor(code, message, options) {
     super(message, options)
     this.code = suffixed('ERR_PRISM_REVIEW_', code)
@@ -47,6 +79,11 @@ defineName(CodingPatchReviewError, 'CodingPatchReviewError')
 
 /** Language intelligence failures: `ERR_PRISM_LSP_FRAMING|SERVER|TIMEOUT|LIMIT|UNSUPPORTED|WORKSPACE`. */
 class LanguageIntelligenceError extends Error {
+  /**
+   * @param {string} code
+   * @param {string} [message]
+   * @param {ErrorOptions} [options]
+   */
   constructor(code, message, options) {
     super(message, options)
     this.code = suffixed('ERR_PRISM_LSP_', code)
@@ -59,8 +96,10 @@ defineName(LanguageIntelligenceError, 'LanguageIntelligenceError')
  * are Rust's (`BodyCode` in src/error.rs).
  */
 const ARTIFACT_BODY_ERROR_CODES = Object.freeze(
-  Object.fromEntries(
-    JSON.parse(require('./native.js').errorTables()).bodyCodes.map((r) => [r, `ERR_PRISM_ARTIFACT_BODY_${r}`]),
+  /** @type {Record<string, string>} */ (
+    Object.fromEntries(
+      JSON.parse(require('./native.js').errorTables()).bodyCodes.map((/** @type {string} */ r) => [r, `ERR_PRISM_ARTIFACT_BODY_${r}`]),
+    )
   ),
 )
 
@@ -69,6 +108,11 @@ const ARTIFACT_BODY_ERROR_CODES = Object.freeze(
  * `ARTIFACT_BODY_ERROR_CODES` and `code` derived from it, as @arnilo/prism's.
  */
 class ArtifactBodyStoreError extends Error {
+  /**
+   * @param {string} message
+   * @param {string} reason
+   * @param {ErrorOptions} [options]
+   */
   constructor(message, reason, options) {
     super(message, options)
     this.reason = reason
@@ -81,14 +125,7 @@ defineName(ArtifactBodyStoreError, 'ArtifactBodyStoreError')
  * Work draft failures: `code` "ERR_PRISM_WORK_DRAFT" and a `reason` (the native table,
  * `WORK_DRAFT_ERROR_REASONS`). The constructor takes `(message, reason)` as ArtifactError's.
  */
-class WorkDraftError extends Error {
-  constructor(message, reason, options) {
-    super(message, options)
-    this.code = 'ERR_PRISM_WORK_DRAFT'
-    this.reason = reason
-  }
-}
-defineName(WorkDraftError, 'WorkDraftError')
+const WorkDraftError = reasonErrorClass('WorkDraftError', 'ERR_PRISM_WORK_DRAFT')
 
 /** Every error this package built with `withCode` (typed Node-style errors). */
 const OURS = new WeakSet()
@@ -98,6 +135,11 @@ const OURS = new WeakSet()
  * DELETE, CREDENTIALS and `code` `ERR_PRISM_S3_<reason>`, as @arnilo/prism's.
  */
 class S3ArtifactBodyError extends Error {
+  /**
+   * @param {string} message
+   * @param {string} reason
+   * @param {ErrorOptions} [options]
+   */
   constructor(message, reason, options) {
     super(message, options)
     this.reason = reason
@@ -106,16 +148,26 @@ class S3ArtifactBodyError extends Error {
 }
 defineName(S3ArtifactBodyError, 'S3ArtifactBodyError')
 
+/**
+ * @template {Error} E
+ * @param {E} error
+ * @param {string} code
+ * @returns {E & { code: string }}
+ */
 function withCode(error, code) {
-  error.code = code
+  const coded = /** @type {E & { code: string }} */ (error)
+  coded.code = code
   OURS.add(error)
-  return error
+  return coded
 }
 
-/** Whether `err` is one of this package's errors (not a caller's own, passing through). */
+/**
+ * Whether `err` is one of this package's errors (not a caller's own, passing through).
+ * @param {unknown} err
+ */
 function isOurs(err) {
   return (
-    OURS.has(err) ||
+    (err instanceof Error && OURS.has(err)) ||
     err instanceof ArtifactError ||
     err instanceof CheckpointConflictError ||
     err instanceof CodingPatchReviewError ||
@@ -126,7 +178,16 @@ function isOurs(err) {
   )
 }
 
-/** Build the JS error described by a decoded native payload `{ class, code, reason?, message }`. */
+/**
+ * The error payload the native side encodes after `ERROR_MARKER` (src/error.rs).
+ * (`reason` is set for the classes that carry one.)
+ * @typedef {{ class: string, code: string, reason: string, message: string }} NativeErrorPayload
+ */
+
+/**
+ * Build the JS error described by a decoded native payload `{ class, code, reason?, message }`.
+ * @param {NativeErrorPayload} p
+ */
 function fromPayload(p) {
   switch (p.class) {
     case 'ArtifactError':
@@ -152,12 +213,37 @@ function fromPayload(p) {
   }
 }
 
-/** Turn whatever the native addon threw into a typed error; other errors pass through. */
+/**
+ * `err.message` when `err` has a string one, else `String(err)`.
+ * @param {unknown} err
+ */
+function messageOf(err) {
+  // A property read on whatever was thrown: `err` may be any value.
+  const message = err ? /** @type {{ message?: unknown }} */ (err).message : undefined
+  return typeof message === 'string' ? message : String(err)
+}
+
+/**
+ * The native error text behind `err` (after `ERROR_MARKER`), or undefined when the native
+ * addon did not raise it.
+ * @param {unknown} err
+ */
+function nativeText(err) {
+  const message = err ? /** @type {{ message?: unknown }} */ (err).message : undefined
+  return typeof message === 'string' && message.startsWith(ERROR_MARKER) ? message.slice(ERROR_MARKER.length) : undefined
+}
+
+/**
+ * Turn whatever the native addon threw into a typed error; other errors pass through.
+ * @param {unknown} err
+ */
 function translate(err) {
-  if (err && typeof err.message === 'string' && err.message.startsWith(ERROR_MARKER)) {
+  const text = nativeText(err)
+  if (text !== undefined) {
+    /** @type {NativeErrorPayload} */
     let payload
     try {
-      payload = JSON.parse(err.message.slice(ERROR_MARKER.length))
+      payload = JSON.parse(text)
     } catch {
       return withCode(new Error('internal error: undecodable native error'), 'ERR_PRISM_INTERNAL')
     }
@@ -166,6 +252,14 @@ function translate(err) {
   return err
 }
 
+/**
+ * `fn(...args)`, its native error translated.
+ * @template {unknown[]} A
+ * @template R
+ * @param {(...args: A) => R} fn
+ * @param {A} args
+ * @returns {R}
+ */
 function callNative(fn, ...args) {
   try {
     return fn(...args)
@@ -174,6 +268,14 @@ function callNative(fn, ...args) {
   }
 }
 
+/**
+ * `await fn(...args)`, its native error translated.
+ * @template {unknown[]} A
+ * @template R
+ * @param {(...args: A) => R | Promise<R>} fn
+ * @param {A} args
+ * @returns {Promise<R>}
+ */
 async function callNativeAsync(fn, ...args) {
   try {
     return await fn(...args)
@@ -185,6 +287,9 @@ async function callNativeAsync(fn, ...args) {
 /**
  * JSON text of `value` for the native side. Values JSON cannot carry (cycles, BigInt,
  * throwing getters) become `makeError(message)`.
+ * @param {unknown} value
+ * @param {(message: string) => Error} makeError
+ * @returns {string}
  */
 function toJson(value, makeError, stringify = JSON.stringify) {
   let text
@@ -195,7 +300,7 @@ function toJson(value, makeError, stringify = JSON.stringify) {
     if (isOurs(err)) throw err
     let message
     try {
-      message = err && typeof err.message === 'string' ? err.message : String(err)
+      message = messageOf(err)
     } catch {
       message = 'a value threw while it was read'
     }
@@ -207,12 +312,18 @@ function toJson(value, makeError, stringify = JSON.stringify) {
   return text === undefined ? 'null' : text
 }
 
-/** A `TypeError` with Node's `ERR_INVALID_ARG_TYPE` code, for arguments of the wrong type. */
+/**
+ * A `TypeError` with Node's `ERR_INVALID_ARG_TYPE` code, for arguments of the wrong type.
+ * @param {string} message
+ */
 function typeError(message) {
   return withCode(new TypeError(message), 'ERR_INVALID_ARG_TYPE')
 }
 
-/** A `RangeError` with Node's `ERR_OUT_OF_RANGE` code, for limits outside `1..hard`. */
+/**
+ * A `RangeError` with Node's `ERR_OUT_OF_RANGE` code, for limits outside `1..hard`.
+ * @param {string} message
+ */
 function rangeError(message) {
   return withCode(new RangeError(message), 'ERR_OUT_OF_RANGE')
 }
@@ -220,31 +331,42 @@ function rangeError(message) {
 /**
  * `Array.isArray(v)`, except that a revoked Proxy, which it throws on, is our TypeError
  * (with the engine's error as `cause`) rather than a bare one.
+ * @param {unknown} v
+ * @returns {v is unknown[]}
  */
 function isArray(v) {
   try {
     return Array.isArray(v)
   } catch (err) {
-    const e = typeError(`a revoked Proxy cannot be read: ${err && err.message}`)
+    const e = typeError(`a revoked Proxy cannot be read: ${err && /** @type {{ message?: unknown }} */ (err).message}`)
     e.cause = err
     throw e
   }
 }
 
-/** The type of `v` as error messages name it: `null`, `array`, or `typeof v`. */
+/**
+ * The type of `v` as error messages name it: `null`, `array`, or `typeof v`.
+ * @param {unknown} v
+ */
 function describe(v) {
   if (v === null) return 'null'
   if (isArray(v)) return 'array'
   return typeof v
 }
 
-/** True for a non-null, non-array object. */
+/**
+ * True for a non-null, non-array object.
+ * @param {unknown} v
+ * @returns {v is Record<string, unknown>}
+ */
 function isObject(v) {
   return typeof v === 'object' && v !== null && !isArray(v)
 }
 
 module.exports = {
   ERROR_MARKER,
+  messageOf,
+  nativeText,
   isOurs,
   typeError,
   rangeError,

@@ -4,20 +4,26 @@
 // (`ERR_INVALID_ARG_TYPE`) with the caller's error as `cause`: never the caller's raw
 // error. Errors the native side raised are translated as everywhere else.
 
-const { ERROR_MARKER, translate, typeError, isOurs } = require('./errors.js')
+const { messageOf, nativeText, translate, typeError, isOurs } = require('./errors.js')
 
-function messageOf(err) {
-  return err && typeof err.message === 'string' ? err.message : String(err)
-}
-
-/** The TypeError that stands for `err`, thrown by the caller's code while `what` was read. */
+/**
+ * The TypeError that stands for `err`, thrown by the caller's code while `what` was read.
+ * @param {unknown} err
+ * @param {string} what
+ */
 function fromCaller(err, what) {
   const e = typeError(`${what} could not be read: ${messageOf(err)}`)
   e.cause = err
   return e
 }
 
-/** `fn()`, which only reads caller input (no validation of ours inside). */
+/**
+ * `fn()`, which only reads caller input (no validation of ours inside).
+ * @template T
+ * @param {string} what
+ * @param {() => T} fn
+ * @returns {T}
+ */
 function readInput(what, fn) {
   try {
     return fn()
@@ -26,15 +32,24 @@ function readInput(what, fn) {
   }
 }
 
-/** Whether `err` was raised by the native addon (and so is translated, not wrapped). */
+/**
+ * Whether `err` was raised by the native addon (and so is translated, not wrapped).
+ * @param {unknown} err
+ */
 function isNative(err) {
-  return !!err && typeof err.message === 'string' && err.message.startsWith(ERROR_MARKER)
+  return nativeText(err) !== undefined
 }
 
 /**
  * A native call that reads caller input: its own errors translated; anything else (the
  * caller's getter or trap throwing while the native side read it, or a value napi could
  * not convert) a TypeError with that error as `cause`.
+ * @template {unknown[]} A
+ * @template R
+ * @param {string} what
+ * @param {(...args: A) => R} fn
+ * @param {A} args
+ * @returns {R}
  */
 function callReading(what, fn, ...args) {
   try {
@@ -50,6 +65,10 @@ function callReading(what, fn, ...args) {
  * getter or toJSON is a TypeError with the original error as `cause`. With `bound`
  * (`{ maxChars, maxDepth?, tooLarge }`) the text is charged while it is written
  * (`boundedJson`), and `tooLarge(message)` is what an oversized value throws.
+ * @param {string} what
+ * @param {unknown} value
+ * @param {{ maxChars: number, maxDepth?: number, tooLarge: (message: string) => Error }} [bound]
+ * @returns {string}
  */
 function jsonOf(what, value, bound) {
   let text
@@ -68,6 +87,10 @@ function jsonOf(what, value, bound) {
  * An entry point's body: every failure that is not already one of ours (the caller's
  * getter, Proxy trap or toJSON throwing while `fn` read its arguments) becomes the
  * TypeError standing for it, with the caller's error as `cause`.
+ * @template T
+ * @param {string} what
+ * @param {() => T} fn
+ * @returns {T}
  */
 function entryPoint(what, fn) {
   try {
@@ -87,15 +110,31 @@ function entryPoint(what, fn) {
  * most the cap before `tooLarge(message)` is thrown; only then does the engine's own
  * `JSON.stringify` write the text, and its exact length is checked. Nesting deeper than
  * `maxDepth` is `tooLarge` too. Cycles and BigInts are `TypeError`s as in JSON.stringify.
+ * @param {unknown} value
+ * @param {number} maxChars
+ * @param {number} maxDepth
+ * @param {(message: string) => Error} tooLarge
+ * @returns {string}
  */
 function boundedJson(value, maxChars, maxDepth, tooLarge) {
   const over = () => tooLarge(`the request is larger than ${maxChars} characters of JSON`)
+  /** @type {object[]} */
   const stack = []
   let used = 0
-  // Charges the least text `v` writes, less `prepaid` characters already charged for it;
-  // false when JSON leaves it out (undefined, a function, a symbol).
+  /**
+   * Charges the least text `v` writes, less `prepaid` characters already charged for it;
+   * false when JSON leaves it out (undefined, a function, a symbol).
+   * @param {string | number} key
+   * @param {unknown} v
+   * @param {number} prepaid
+   * @returns {boolean}
+   */
   function walk(key, v, prepaid) {
-    if (v !== null && (typeof v === 'object' || typeof v === 'bigint') && typeof v.toJSON === 'function') v = v.toJSON(String(key))
+    // Any object or BigInt may have a toJSON, as JSON.stringify asks.
+    const withToJson = /** @type {{ toJSON?: unknown }} */ (v)
+    if (v !== null && (typeof v === 'object' || typeof v === 'bigint') && typeof withToJson.toJSON === 'function') {
+      v = /** @type {(key: string) => unknown} */ (withToJson.toJSON).call(v, String(key))
+    }
     used -= prepaid
     switch (typeof v) {
       case 'string':
@@ -119,6 +158,7 @@ function boundedJson(value, maxChars, maxDepth, tooLarge) {
     if (used > maxChars) throw over()
     return true
   }
+  /** @param {object} v */
   function walkObject(v) {
     if (stack.includes(v)) throw new TypeError('Converting circular structure to JSON')
     if (stack.length >= maxDepth) throw tooLarge(`the request nests deeper than ${maxDepth} levels`)
@@ -132,10 +172,11 @@ function boundedJson(value, maxChars, maxDepth, tooLarge) {
     } else {
       // Braces, and per member its quoted key, colon and comma (one comma too many).
       used += 1
-      const keys = Object.keys(v)
+      const members = /** @type {Record<string, unknown>} */ (v)
+      const keys = Object.keys(members)
       for (let i = 0; i < keys.length; i++) {
         const k = keys[i]
-        if (walk(k, v[k], 0)) used += k.length + 4
+        if (walk(k, members[k], 0)) used += k.length + 4
       }
     }
     stack.pop()

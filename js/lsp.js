@@ -16,6 +16,13 @@ const { readInput, callReading, jsonOf, isNative, fromCaller } = require('./inpu
 
 const LSP_CONSTANTS = JSON.parse(native.lspConstants())
 
+/** @typedef {import('../types/lsp').LanguageIntelligenceCallOptions} CallOptions */
+
+/**
+ * The signal of a call's `options`, checked.
+ * @param {CallOptions | undefined} options
+ * @returns {AbortSignal | undefined}
+ */
 function callOptions(options) {
   const { type, signal, ok } = readInput('options', () => {
     if (options === undefined) return { type: null }
@@ -28,9 +35,20 @@ function callOptions(options) {
   if (type !== null) throw typeError(`options must be an object, got ${type}`)
   if (signal === undefined) return undefined
   if (!ok) throw typeError('options.signal must be an AbortSignal')
-  return signal
+  // An object with `aborted` and `addEventListener`: used as an AbortSignal.
+  return /** @type {AbortSignal} */ (signal)
 }
 
+/**
+ * What the policy threw, as text: its truthy `message`, else the value itself.
+ * @param {unknown} err
+ */
+function thrownMessage(err) {
+  const message = err ? /** @type {{ message?: unknown }} */ (err).message : undefined
+  return message ? String(message) : String(err)
+}
+
+/** @param {AbortSignal} signal */
 function abortReason(signal) {
   if (signal.reason !== undefined) return signal.reason
   const e = new Error('This operation was aborted')
@@ -40,12 +58,18 @@ function abortReason(signal) {
 
 /** A language-server client over a workspace; see README "Language intelligence". */
 class LanguageIntelligence {
+  /** @type {import('../binding.js').NativeLanguageIntelligence} */
   #native
+  /** @type {import('../types/lsp').LanguageIntelligencePolicy | undefined} */
   #policy
-  /** token → { resolve, reject } of every outstanding native call. */
+  /**
+   * token → { resolve, reject } of every outstanding native call.
+   * @type {Map<number, { resolve: (text: string) => void, reject: (err: unknown) => void }>}
+   */
   #calls = new Map()
   #nextToken = 1
 
+  /** @param {import('../types/lsp').LanguageIntelligenceOptions} options */
   constructor(options) {
     const type = readInput('options', () => (isObject(options) ? null : describe(options)))
     if (type !== null) throw typeError(`options must be an object, got ${type}`)
@@ -61,6 +85,7 @@ class LanguageIntelligence {
     const calls = this.#calls
     // One completion callback for every call (see src/napi/lsp.rs). It must not hold the
     // native handle or `this`: the native side holds it strongly.
+    /** @type {(token: number, ok: boolean, text: string) => void} */
     const done = (token, ok, text) => {
       const call = calls.get(token)
       if (call === undefined) return
@@ -71,7 +96,13 @@ class LanguageIntelligence {
     this.#native = callNative((json) => new native.NativeLanguageIntelligence(json, done), jsonOf('options', rest))
   }
 
-  /** Start a native operation; resolves with its result's JSON text. */
+  /**
+   * Start a native operation; resolves with its result's JSON text.
+   * @param {string} op
+   * @param {string} json
+   * @param {boolean} cancellable
+   * @returns {{ token: number, promise: Promise<string> }}
+   */
   #start(op, json, cancellable) {
     const token = this.#nextToken
     this.#nextToken = token >= 0xfffffff0 ? 1 : token + 1
@@ -89,6 +120,11 @@ class LanguageIntelligence {
     }
   }
 
+  /**
+   * @param {string} op
+   * @param {unknown} input
+   * @param {CallOptions} [options]
+   */
   async #call(op, input, options) {
     const signal = callOptions(options)
     const json = jsonOf('input', input)
@@ -107,13 +143,23 @@ class LanguageIntelligence {
     }
   }
 
-  /** Open (version 1) or re-send (full-content didChange, version + 1) a file. */
+  /**
+   * Open (version 1) or re-send (full-content didChange, version + 1) a file.
+   * @param {string} file
+   * @param {CallOptions} [options]
+   * @returns {Promise<import('../types/lsp').LanguageSyncResult>}
+   */
   async syncDocument(file, options) {
     if (typeof file !== 'string') throw typeError(`file must be a string, got ${describe(file)}`)
     return this.#call('syncDocument', { file }, options)
   }
 
-  /** Refresh the diagnostics of `files` and diff them against `previous`. */
+  /**
+   * Refresh the diagnostics of `files` and diff them against `previous`.
+   * @param {import('../types/lsp').LanguageDiagnosticDeltaInput} input
+   * @param {CallOptions} [options]
+   * @returns {Promise<import('../types/lsp').LanguageDiagnosticDeltaResult>}
+   */
   async diagnosticDelta(input, options) {
     const { type, files, previous } = readInput('input', () =>
       isObject(input) ? { type: null, files: input.files, previous: input.previous } : { type: describe(input) },
@@ -122,40 +168,71 @@ class LanguageIntelligence {
     if (!readInput('input.files', () => Array.isArray(files))) {
       throw typeError(`input.files must be an array, got ${readInput('input.files', () => describe(files))}`)
     }
+    /** @type {{ files: unknown, previous?: unknown }} */
     const payload = { files }
     if (previous !== undefined) payload.previous = previous
     return this.#call('diagnosticDelta', payload, options)
   }
 
-  /** The current diagnostics of one file (waiting for its version), or of every open document. */
+  /**
+   * The current diagnostics of one file (waiting for its version), or of every open document.
+   * @param {string} [file]
+   * @param {CallOptions} [options]
+   * @returns {Promise<import('../types/diagnostics').NormalizedDiagnostic[]>}
+   */
   async diagnostics(file, options) {
     if (file !== undefined && typeof file !== 'string') throw typeError(`file must be a string, got ${describe(file)}`)
     return this.#call('diagnostics', file === undefined ? {} : { file }, options)
   }
 
-  /** Hover text at a location, or undefined. */
+  /**
+   * Hover text at a location, or undefined.
+   * @param {Location} loc
+   * @param {CallOptions} [options]
+   * @returns {Promise<import('../types/lsp').LanguageHover | undefined>}
+   */
   async hover(loc, options) {
     const r = await this.#call('hover', location(loc), options)
     return r === null ? undefined : r
   }
 
-  /** Definition locations of the symbol at a location. */
+  /**
+   * Definition locations of the symbol at a location.
+   * @param {Location} loc
+   * @param {CallOptions} [options]
+   * @returns {Promise<import('../types/lsp').LanguageRange[]>}
+   */
   async definitions(loc, options) {
     return this.#call('definitions', location(loc), options)
   }
 
-  /** Reference locations (declaration included) of the symbol at a location. */
+  /**
+   * Reference locations (declaration included) of the symbol at a location.
+   * @param {Location} loc
+   * @param {CallOptions} [options]
+   * @returns {Promise<import('../types/lsp').LanguageRange[]>}
+   */
   async references(loc, options) {
     return this.#call('references', location(loc), options)
   }
 
-  /** Symbols matching `query` across every configured server. */
+  /**
+   * Symbols matching `query` across every configured server.
+   * @param {string} query
+   * @param {CallOptions} [options]
+   * @returns {Promise<import('../types/lsp').LanguageSymbol[]>}
+   */
   async workspaceSymbols(query, options) {
     if (typeof query !== 'string') throw typeError(`query must be a string, got ${describe(query)}`)
     return this.#call('workspaceSymbols', { query }, options)
   }
 
-  /** Rename the symbol at a location: policy-checked, then atomic writes. */
+  /**
+   * Rename the symbol at a location: policy-checked, then atomic writes.
+   * @param {import('../types/lsp').LanguageRenameInput} input
+   * @param {CallOptions} [options]
+   * @returns {Promise<import('../types/lsp').LanguageRenameResult>}
+   */
   async rename(input, options) {
     const loc = location(input)
     const newName = readInput('input', () => input.newName)
@@ -170,7 +247,7 @@ class LanguageIntelligence {
         await this.#discard(plan.plan)
         throw new LanguageIntelligenceError(
           'WORKSPACE',
-          `rename refused: the policy check failed: ${err && err.message ? err.message : String(err)}`,
+          `rename refused: the policy check failed: ${thrownMessage(err)}`,
           { cause: err },
         )
       }
@@ -189,6 +266,7 @@ class LanguageIntelligence {
     return this.#call('renameApply', { plan: plan.plan })
   }
 
+  /** @param {unknown} plan */
   async #discard(plan) {
     try {
       await this.#call('renameDiscard', { plan })
@@ -197,12 +275,21 @@ class LanguageIntelligence {
     }
   }
 
-  /** shutdown, exit, close stdin, SIGTERM, then SIGKILL every server's process group. */
+  /**
+   * shutdown, exit, close stdin, SIGTERM, then SIGKILL every server's process group.
+   * @returns {Promise<void>}
+   */
   async dispose() {
     await this.#start('dispose', '{}', false).promise
   }
 }
 
+/** @typedef {import('../types/lsp').LanguageLocation} Location */
+
+/**
+ * @param {Location} loc
+ * @returns {Location}
+ */
 function location(loc) {
   const { type, file, line, character } = readInput('location', () => {
     if (!isObject(loc)) return { type: describe(loc) }
@@ -219,7 +306,10 @@ function location(loc) {
   return { file, line, character }
 }
 
-/** Create a LanguageIntelligence. Nothing is spawned until the first call that needs a server. */
+/**
+ * Create a LanguageIntelligence. Nothing is spawned until the first call that needs a server.
+ * @param {import('../types/lsp').LanguageIntelligenceOptions} options
+ */
 function createLanguageIntelligence(options) {
   return new LanguageIntelligence(options)
 }
@@ -236,6 +326,12 @@ Object.defineProperty(LspFrameError.prototype, 'name', { value: 'LspFrameError',
  * A native frame call: its `LanguageIntelligenceError`s as `LspFrameError`, its other
  * errors translated; anything else (a value napi could not convert) a TypeError with it
  * as `cause`.
+ * @template {unknown[]} A
+ * @template R
+ * @param {string} what
+ * @param {(...args: A) => R} fn
+ * @param {A} args
+ * @returns {R}
  */
 function frameCall(what, fn, ...args) {
   try {
@@ -248,7 +344,11 @@ function frameCall(what, fn, ...args) {
   }
 }
 
-/** One LSP frame (`Content-Length` header + UTF-8 JSON body) for a JSON-RPC message. */
+/**
+ * One LSP frame (`Content-Length` header + UTF-8 JSON body) for a JSON-RPC message.
+ * @param {object} message
+ * @returns {Buffer}
+ */
 function encodeLspFrame(message) {
   const type = readInput('message', () => (isObject(message) || Array.isArray(message) ? null : describe(message)))
   if (type !== null) throw typeError(`message must be an object, got ${type}`)
@@ -264,14 +364,22 @@ function encodeLspFrame(message) {
  * framing rules (src/lsp/framing.rs) scan that buffer natively.
  */
 class LspFrameReader {
+  /** @type {number} */
   #max
-  /** Unconsumed bytes are `#buf[#start..#end]`. */
+  /**
+   * Unconsumed bytes are `#buf[#start..#end]`.
+   * @type {Buffer | null}
+   */
   #buf = null
   #start = 0
   #end = 0
+  /** @type {unknown} */
   #failed = null
 
-  /** `new LspFrameReader(maxMessageBytes)` (as @arnilo/prism) or `new LspFrameReader({ maxMessageBytes })`. */
+  /**
+   * `new LspFrameReader(maxMessageBytes)` (as @arnilo/prism) or `new LspFrameReader({ maxMessageBytes })`.
+   * @param {number | import('../types/lsp').LspFrameReaderOptions} [options]
+   */
   constructor(options) {
     const { type, max } = readInput('options', () => {
       if (isObject(options)) return { type: null, max: options.maxMessageBytes }
@@ -285,7 +393,11 @@ class LspFrameReader {
     this.#max = callNative(native.lspFrameMax, max)
   }
 
-  /** Append bytes; returns the messages completed by them (possibly none). */
+  /**
+   * Append bytes; returns the messages completed by them (possibly none).
+   * @param {Uint8Array} bytes
+   * @returns {unknown[]}
+   */
   push(bytes) {
     const chunk = readInput('bytes', () => {
       if (!(bytes instanceof Uint8Array)) return null
@@ -319,24 +431,29 @@ class LspFrameReader {
     return JSON.parse(scan.messages)
   }
 
-  /** Copy `chunk` after the pending bytes (compacting or growing the buffer); returns the pending view. */
+  /**
+   * Copy `chunk` after the pending bytes (compacting or growing the buffer); returns the pending view.
+   * @param {Buffer} chunk
+   */
   #append(chunk) {
     const pending = this.#end - this.#start
     const need = pending + chunk.length
-    if (this.#buf === null || need > this.#buf.length) {
-      const grown = Buffer.allocUnsafe(Math.max(need, this.#buf === null ? 0 : this.#buf.length * 2, 1024))
-      if (pending > 0) this.#buf.copy(grown, 0, this.#start, this.#end)
-      this.#buf = grown
+    let buf = this.#buf
+    if (buf === null || need > buf.length) {
+      const grown = Buffer.allocUnsafe(Math.max(need, buf === null ? 0 : buf.length * 2, 1024))
+      // Bytes are pending only in a buffer that exists.
+      if (pending > 0 && buf !== null) buf.copy(grown, 0, this.#start, this.#end)
+      buf = this.#buf = grown
       this.#start = 0
       this.#end = pending
-    } else if (this.#end + chunk.length > this.#buf.length) {
-      this.#buf.copy(this.#buf, 0, this.#start, this.#end)
+    } else if (this.#end + chunk.length > buf.length) {
+      buf.copy(buf, 0, this.#start, this.#end)
       this.#start = 0
       this.#end = pending
     }
-    chunk.copy(this.#buf, this.#end)
+    chunk.copy(buf, this.#end)
     this.#end += chunk.length
-    return this.#buf.subarray(this.#start, this.#end)
+    return buf.subarray(this.#start, this.#end)
   }
 
   /** Bytes received but not yet returned as a message. */
@@ -350,13 +467,18 @@ class LspFrameReader {
  * `{ range: { start, end }, newText }` or `{ line, character, endLine, endCharacter,
  * newText }`). Positions past a line's or the text's end clamp to it; overlapping edits
  * are a RangeError.
+ * @param {string} text
+ * @param {readonly import('../types/lsp').LanguageTextEditInput[]} edits
+ * @returns {string}
  */
 function applyTextEdits(text, edits) {
   if (typeof text !== 'string') throw typeError(`text must be a string, got ${describe(text)}`)
   if (!readInput('edits', () => Array.isArray(edits))) throw typeError(`edits must be an array, got ${readInput('edits', () => describe(edits))}`)
   // Read once: the JSON the native side checks is the text spliced in.
   const json = jsonOf('edits', edits)
-  const newTexts = JSON.parse(json).map((e) => (isObject(e) ? e.newText : undefined))
+  /** @type {unknown[]} */
+  const parsed = JSON.parse(json)
+  const newTexts = parsed.map((e) => (isObject(e) ? e.newText : undefined))
   const spans = JSON.parse(callReading('edits', native.lspTextEditSpans, text, json))
   let out = ''
   let at = 0
@@ -367,7 +489,11 @@ function applyTextEdits(text, edits) {
   return out + text.slice(at)
 }
 
-/** Every cap of a LanguageIntelligence for `limits` (defaults filled in); RangeError outside `1..hard`. */
+/**
+ * Every cap of a LanguageIntelligence for `limits` (defaults filled in); RangeError outside `1..hard`.
+ * @param {import('../types/lsp').LanguageIntelligenceLimits} [limits]
+ * @returns {import('../types/lsp').ResolvedLanguageIntelligenceLimits}
+ */
 function resolveLanguageIntelligenceLimits(limits) {
   const type = readInput('limits', () => (limits === undefined || isObject(limits) ? null : describe(limits)))
   if (type !== null) throw typeError(`limits must be an object, got ${type}`)

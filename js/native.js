@@ -21,13 +21,16 @@ function expectedPlatform() {
   if (platform !== 'linux') return `${platform}-${arch}`
   let musl = false
   try {
-    musl = !process.report.getReport().header.glibcVersionRuntime
+    // `getReport()` is typed `object`; its `header` is documented by Node's diagnostic report.
+    const report = /** @type {{ header: { glibcVersionRuntime?: string } }} */ (process.report.getReport())
+    musl = !report.header.glibcVersionRuntime
   } catch {
     musl = false
   }
   return `${platform}-${arch}-${musl ? 'musl' : 'gnu'}`
 }
 
+/** @type {typeof import('../binding.js')} */
 let native
 try {
   native = require('../binding.js')
@@ -38,15 +41,18 @@ try {
       `or when a lockfile was made on another platform: reinstall with npm install --include=optional), ` +
       `or build from source`
     : `No prebuilt binary is published for ${platform} (prebuilt: ${PREBUILT.join(', ')}): build from source`
-  const e = new Error(
-    `prism-review: no native binary could be loaded for ${process.platform}-${process.arch}. ` +
-      what +
-      ` with a Rust toolchain: npm install && npm run build. ` +
-      `Cause: ${err && err.message ? err.message : String(err)}`,
-    { cause: err },
+  // Whatever binding.js threw: read its message as the message of an error, if it has one.
+  const cause = /** @type {{ message?: unknown } | null | undefined} */ (err)
+  throw Object.assign(
+    new Error(
+      `prism-review: no native binary could be loaded for ${process.platform}-${process.arch}. ` +
+        what +
+        ` with a Rust toolchain: npm install && npm run build. ` +
+        `Cause: ${cause && cause.message ? cause.message : String(err)}`,
+      { cause: err },
+    ),
+    { code: 'ERR_PRISM_NATIVE_LOAD' },
   )
-  e.code = 'ERR_PRISM_NATIVE_LOAD'
-  throw e
 }
 
 module.exports = native

@@ -14,9 +14,18 @@ const JSON_HEADERS = {
 }
 // Responses built by `jsonTextResponse`, with their JSON text: the listener writes that
 // text directly instead of reading the Response body stream back (same bytes, less work).
+/** @type {WeakMap<Response, string>} */
 const RESPONSE_TEXT = new WeakMap()
 
-/** A JSON `Response` of `text` that this listener can write without reading its stream. */
+/** @typedef {import('node:http').IncomingMessage} IncomingMessage */
+/** @typedef {import('node:http').ServerResponse} ServerResponse */
+/** @typedef {(request: Request) => Response | Promise<Response>} FetchHandler */
+
+/**
+ * A JSON `Response` of `text` that this listener can write without reading its stream.
+ * @param {string} text
+ * @param {number} status
+ */
 function jsonTextResponse(text, status) {
   const response = new Response(text, { status, headers: JSON_HEADERS })
   RESPONSE_TEXT.set(response, text)
@@ -26,6 +35,12 @@ function jsonTextResponse(text, status) {
 
 const HOST_RE = /^[A-Za-z0-9.-]+(:[0-9]{1,5})?$|^\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?$/
 
+/**
+ * @param {ServerResponse} res
+ * @param {number} status
+ * @param {string} code
+ * @param {string} message
+ */
 function plainFailure(res, status, code, message) {
   if (res.headersSent || res.destroyed) {
     res.destroy()
@@ -36,19 +51,27 @@ function plainFailure(res, status, code, message) {
   res.end(body)
 }
 
-/** True when the request announces a body (Content-Length > 0 or chunked). */
+/**
+ * True when the request announces a body (Content-Length > 0 or chunked).
+ * @param {IncomingMessage} req
+ */
 function announcesBody(req) {
   const cl = req.headers['content-length']
   if (cl !== undefined && cl !== '0') return true
   return req.headers['transfer-encoding'] !== undefined
 }
 
-/** The request body as a pull-driven web stream: nothing is read until the handler reads. */
+/**
+ * The request body as a pull-driven web stream: nothing is read until the handler reads.
+ * @param {IncomingMessage} req
+ * @param {AbortSignal} abortSignal
+ * @returns {ReadableStream<Uint8Array>}
+ */
 function nodeBody(req, abortSignal) {
   return new ReadableStream(
     {
       start(controller) {
-        const fail = (err) => {
+        const fail = (/** @type {unknown} */ err) => {
           try {
             controller.error(err)
           } catch {
@@ -65,14 +88,15 @@ function nodeBody(req, abortSignal) {
             /* already errored */
           }
         })
-        req.on('data', (chunk) => {
+        req.on('data', (/** @type {Buffer} */ chunk) => {
           try {
             controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength))
           } catch {
             req.pause()
             return
           }
-          if (controller.desiredSize <= 0) req.pause()
+          // (A byte stream's desiredSize is null only once it is errored or closed.)
+          if (/** @type {number} */ (controller.desiredSize) <= 0) req.pause()
         })
         req.pause()
       },
@@ -89,6 +113,10 @@ function nodeBody(req, abortSignal) {
   )
 }
 
+/**
+ * @param {IncomingMessage} req
+ * @param {AbortSignal} signal
+ */
 function toRequest(req, signal) {
   if (typeof req.url !== 'string') return null
   let target = req.url
@@ -100,10 +128,12 @@ function toRequest(req, signal) {
   if (!target.startsWith('/')) return null
   const hostHeader = req.headers.host
   const host = typeof hostHeader === 'string' && HOST_RE.test(hostHeader) ? hostHeader : 'localhost'
-  const proto = req.socket && req.socket.encrypted ? 'https' : 'http'
+  const proto = req.socket && /** @type {import('node:tls').TLSSocket} */ (req.socket).encrypted ? 'https' : 'http'
   const headers = new Headers()
   const raw = req.rawHeaders
   for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i], raw[i + 1])
+  // `duplex` is Node's (undici's) member for a streamed request body; DOM's RequestInit lacks it.
+  /** @type {RequestInit & { duplex?: 'half' }} */
   const init = { method: req.method, headers, signal }
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     init.body = nodeBody(req, signal)
@@ -112,8 +142,12 @@ function toRequest(req, signal) {
   return new Request(`${proto}://${host}${target}`, init)
 }
 
+/**
+ * @param {ServerResponse} res
+ * @returns {Promise<void>}
+ */
 function waitDrain(res) {
-  return new Promise((resolve) => {
+  return new Promise((/** @type {() => void} */ resolve) => {
     const done = () => {
       res.off('drain', done)
       res.off('close', done)
@@ -124,6 +158,11 @@ function waitDrain(res) {
   })
 }
 
+/**
+ * @param {IncomingMessage} req
+ * @param {ServerResponse} res
+ * @param {Response} response
+ */
 async function writeResponse(req, res, response) {
   res.statusCode = response.status
   for (const [k, v] of response.headers) {
@@ -144,6 +183,7 @@ async function writeResponse(req, res, response) {
     return
   }
   const reader = response.body.getReader()
+  /** @type {Uint8Array | null} */
   let held = null
   try {
     for (;;) {
@@ -164,6 +204,11 @@ async function writeResponse(req, res, response) {
   else res.end()
 }
 
+/**
+ * @param {FetchHandler} handler
+ * @param {IncomingMessage} req
+ * @param {ServerResponse} res
+ */
 async function serve(handler, req, res) {
   const controller = new AbortController()
   res.on('close', () => {
@@ -200,11 +245,17 @@ async function serve(handler, req, res) {
  * `toNodeListener(handler)` → `(req, res) => void` for `http.createServer`. The request
  * handed to `handler` carries an AbortSignal that aborts when the client connection closes
  * before the response is complete.
+ * @param {FetchHandler} handler
+ * @returns {import('../types/http').NodeRequestListener}
  */
 function toNodeListener(handler) {
   if (typeof handler !== 'function') {
     throw typeError('toNodeListener(handler): handler must be a function (request) => Promise<Response>')
   }
+  /**
+   * @param {IncomingMessage} req
+   * @param {ServerResponse} res
+   */
   return function nodeListener(req, res) {
     serve(handler, req, res).catch(() => {
       if (!res.headersSent && !res.destroyed) plainFailure(res, 500, 'internal', 'internal error')

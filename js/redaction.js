@@ -25,20 +25,42 @@ const native = require('./native.js')
 const { callNative, typeError } = require('./errors.js')
 const { readInput } = require('./input.js')
 
-/** redactor object → its native handle (only redactors made by createSecretRedactor). */
+/** @typedef {import('../binding.js').SecretRedactorHandle} SecretRedactorHandle */
+/** @typedef {Record<string, unknown>} Copy */
+
+/**
+ * redactor object → its native handle (only redactors made by createSecretRedactor).
+ * @type {WeakMap<object, SecretRedactorHandle>}
+ */
 const nativeRedactors = new WeakMap()
 
+/**
+ * The redactor's constants, Rust's (src/artifacts/redact.rs).
+ * @typedef {Readonly<{ maxDepth: number, marker: string, depthMarker: string, circularMarker: string }>} RedactionConstants
+ */
+
+/** @type {RedactionConstants | undefined} */
 let constants
+/** @returns {RedactionConstants} */
 function consts() {
-  constants ??= Object.freeze(JSON.parse(callNative(native.redactionConstants)))
-  return constants
+  return (constants ??= Object.freeze(JSON.parse(callNative(native.redactionConstants))))
 }
 
+/**
+ * @param {Copy} target
+ * @param {string} key
+ * @param {unknown} value
+ */
 function define(target, key, value) {
   Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true })
 }
 
-/** Put `value` at `key`, or at the first free `key__2`, `key__3`, … (never overwrite). */
+/**
+ * Put `value` at `key`, or at the first free `key__2`, `key__3`, … (never overwrite).
+ * @param {Copy} target
+ * @param {string} key
+ * @param {unknown} value
+ */
 function assignKey(target, key, value) {
   if (!Object.hasOwn(target, key)) return define(target, key, value)
   let n = 2
@@ -46,25 +68,39 @@ function assignKey(target, key, value) {
   define(target, `${key}__${n}`, value)
 }
 
+/**
+ * @param {unknown} v
+ * @returns {v is Copy}
+ */
 function isPlainCopy(v) {
   return v !== null && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype
 }
 
 class Walk {
+  /** @param {boolean} numbers */
   constructor(numbers) {
     this.c = consts()
     this.numbers = numbers
+    /** @type {string[]} */
     this.strs = []
+    /** @type {Set<object>} */
     this.active = new Set()
     // Objects made from a Map: their keys before stringifying collisions were resolved.
+    /** @type {Map<Copy, [string, unknown][]>} */
     this.mapEntries = new Map()
   }
 
+  /** @param {string} s */
   text(s) {
     this.strs.push(s)
     return s
   }
 
+  /**
+   * @param {unknown} value
+   * @param {number} depth
+   * @returns {unknown}
+   */
   copy(value, depth) {
     switch (typeof value) {
       case 'string':
@@ -91,7 +127,8 @@ class Walk {
       if (Array.isArray(value)) return this.array(value, depth)
       if (value instanceof Map) return this.map(value, depth)
       if (value instanceof Set) return this.array(Array.from(value), depth)
-      return this.object(value, depth)
+      // Any other object: its own enumerable string keys are read.
+      return this.object(/** @type {Copy} */ (value), depth)
     } catch {
       return this.c.marker
     } finally {
@@ -99,6 +136,10 @@ class Walk {
     }
   }
 
+  /**
+   * @param {unknown[]} value
+   * @param {number} depth
+   */
   array(value, depth) {
     const n = value.length
     const out = new Array(n)
@@ -116,8 +157,14 @@ class Walk {
     return out
   }
 
+  /**
+   * @param {Map<unknown, unknown>} value
+   * @param {number} depth
+   */
   map(value, depth) {
+    /** @type {Copy} */
     const out = {}
+    /** @type {[string, unknown][]} */
     const entries = []
     for (const [k, v] of value) {
       let key
@@ -134,7 +181,12 @@ class Walk {
     return out
   }
 
+  /**
+   * @param {Copy} value
+   * @param {number} depth
+   */
   object(value, depth) {
+    /** @type {Copy} */
     const out = {}
     const isError = value instanceof Error
     if (isError) {
@@ -148,7 +200,13 @@ class Walk {
     return out
   }
 
-  /** `value[k]` copied into `out` (a getter that throws gives the marker). */
+  /**
+   * `value[k]` copied into `out` (a getter that throws gives the marker).
+   * @param {Copy} out
+   * @param {Copy} value
+   * @param {string} k
+   * @param {number} depth
+   */
   member(out, value, k, depth) {
     let v
     try {
@@ -159,7 +217,12 @@ class Walk {
     assignKey(out, this.text(k), v)
   }
 
-  /** The copy with every changed string (and number text) replaced. */
+  /**
+   * The copy with every changed string (and number text) replaced.
+   * @param {unknown} node
+   * @param {Map<string, string>} changed
+   * @returns {unknown}
+   */
   patch(node, changed) {
     switch (typeof node) {
       case 'string':
@@ -183,22 +246,29 @@ class Walk {
       return node
     }
     if (!isPlainCopy(node)) return node
-    const entries = this.mapEntries.get(node) ?? Object.keys(node).map((k) => [k, node[k]])
+    const entries = this.mapEntries.get(node) ?? Object.keys(node).map((k) => /** @type {const} */ ([k, node[k]]))
+    /** @type {Copy} */
     const out = {}
     for (const [k, v] of entries) assignKey(out, changed.get(k) ?? k, this.patch(v, changed))
     return out
   }
 }
 
+/**
+ * @param {SecretRedactorHandle} handle
+ * @param {unknown} value
+ */
 function redactWith(handle, value) {
   const walk = new Walk(handle.matchesNumbers)
   const copy = walk.copy(value, 0)
   if (walk.strs.length === 0) return copy
   const out = callNative(() => handle.redactStrings(walk.strs))
   if (out === null || out === undefined) return copy
+  /** @type {Map<string, string>} */
   const changed = new Map()
   for (let i = 0; i < out.length; i++) {
-    if (out[i] !== null && out[i] !== undefined) changed.set(walk.strs[i], out[i])
+    const text = out[i]
+    if (text !== null && text !== undefined) changed.set(walk.strs[i], text)
   }
   return walk.patch(copy, changed)
 }
@@ -207,11 +277,14 @@ function redactWith(handle, value) {
  * A redactor over `secrets` (`undefined`, `null` and empty entries are ignored): every
  * occurrence of each secret in strings, object and Map keys, and number texts becomes
  * "[REDACTED]". A service given this redactor applies it natively.
+ * @param {readonly (string | undefined | null)[]} secrets
+ * @returns {import('../types/redaction').SecretRedactor}
  */
 function createSecretRedactor(secrets) {
   // Read once (a throwing getter or Proxy trap is a TypeError with it as `cause`).
   const given = readInput('createSecretRedactor(secrets)', () => (Array.isArray(secrets) ? Array.from(secrets) : null))
   if (given === null) throw typeError('createSecretRedactor(secrets): secrets must be an array of strings')
+  /** @type {string[]} */
   const list = []
   for (let i = 0; i < given.length; i++) {
     const s = given[i]
@@ -222,8 +295,14 @@ function createSecretRedactor(secrets) {
   const handle = callNative(() => new native.SecretRedactorHandle(JSON.stringify(list)))
   const empty = handle.size === 0
   const redactor = Object.freeze({
+    /**
+     * The same shape as `value` (module comment); typed as the interface promises.
+     * @template T
+     * @param {T} value
+     * @returns {T}
+     */
     redact(value) {
-      return empty ? value : redactWith(handle, value)
+      return empty ? value : /** @type {T} */ (redactWith(handle, value))
     },
   })
   nativeRedactors.set(redactor, handle)

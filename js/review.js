@@ -30,10 +30,17 @@ const { manifestInputBytes: MANIFEST_INPUT_BYTES, assertInputBytes: ASSERT_INPUT
 // The columns path reads at most this many bulk entries (the hard caps admit far fewer).
 const COLUMNS_MAX_ENTRIES = 80000
 
+/** @typedef {{ review: import('../types/review').CodingPatchReview, artifactInput: import('../types/review').CodingPatchReviewArtifactInput }} ManifestResult */
+
+/** @param {string} message */
 function inputError(message) {
   return new CodingPatchReviewError('INPUT', message)
 }
 
+/**
+ * @param {unknown} value
+ * @param {number} cap
+ */
 function encode(value, cap) {
   const tooLarge = () => new CodingPatchReviewError('LIMIT', `input is more than ${cap} bytes of JSON; the cap is ${cap} bytes`)
   // No depth limit here: nesting is the native reader's to refuse, as before.
@@ -41,7 +48,10 @@ function encode(value, cap) {
 }
 
 /** The JSON text path: the native side returns the artifact input's JSON text (without
- * `preview`), a newline and the manifest's JSON text, so the manifest is parsed once. */
+ * `preview`), a newline and the manifest's JSON text, so the manifest is parsed once.
+ * @param {unknown} input
+ * @returns {ManifestResult}
+ */
 function manifestViaJson(input) {
   const out = callNative(native.reviewCreateManifest, encode(input, MANIFEST_INPUT_BYTES))
   const nl = out.indexOf('\n')
@@ -51,19 +61,28 @@ function manifestViaJson(input) {
   return { review, artifactInput }
 }
 
+/**
+ * @param {unknown} v
+ * @returns {v is number}
+ */
 function isCount(v) {
-  return Number.isSafeInteger(v) && v >= 0
+  return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0
 }
 
 // A row JSON.stringify would serialise as its own enumerable properties: an ordinary or
 // null-prototype object without toJSON. (Inherited enumerable keys are ruled out once per
 // call: Object.prototype has none.)
+/**
+ * @param {unknown} r
+ * @returns {r is Record<string, unknown>}
+ */
 function isPlainRow(r) {
-  if (typeof r !== 'object' || r === null || r.toJSON !== undefined) return false
+  if (typeof r !== 'object' || r === null || /** @type {{ toJSON?: unknown }} */ (r).toJSON !== undefined) return false
   const proto = Object.getPrototypeOf(r)
   return proto === Object.prototype || proto === null
 }
 
+/** @param {object} obj */
 function hasEnumerable(obj) {
   for (const _ in obj) return true
   return false
@@ -72,20 +91,29 @@ function hasEnumerable(obj) {
 /**
  * Read the input for the columns path, or `null` to use the JSON text path. Each property
  * is read once; a throwing accessor declines (the JSON text path then reports it).
+ * @param {unknown} input
  */
 function readColumns(input) {
-  if (typeof input !== 'object' || input === null || Array.isArray(input) || input.toJSON !== undefined) return null
+  if (typeof input !== 'object' || input === null || Array.isArray(input) || /** @type {{ toJSON?: unknown }} */ (input).toJSON !== undefined) return null
   if (hasEnumerable(Object.prototype)) return null
+  /** @type {Record<string, unknown>} */
   const rest = { ...input }
   const paths = rest.changedPaths
   const rows = rest.diffstat
   const diags = rest.diagnostics
   // Each list is optional (absent means empty, as in JSON); present, it must be an array.
-  const isList = (v) => v === undefined || (Array.isArray(v) && v.toJSON === undefined)
+  /**
+   * @param {unknown} v
+   * @returns {v is unknown[] | undefined}
+   */
+  const isList = (v) => v === undefined || (Array.isArray(v) && /** @type {{ toJSON?: unknown }} */ (v).toJSON === undefined)
   if (!isList(paths) || !isList(rows) || !isList(diags)) return null
-  const np = paths === undefined ? 0 : paths.length
-  const nr = rows === undefined ? 0 : rows.length
-  const ng = diags === undefined ? 0 : diags.length
+  const pathList = paths ?? []
+  const rowList = rows ?? []
+  const diagList = diags ?? []
+  const np = pathList.length
+  const nr = rowList.length
+  const ng = diagList.length
   // (A Proxy may report any length; JSON.stringify would coerce it.)
   if (!isCount(np) || !isCount(nr) || !isCount(ng) || np + nr + ng > COLUMNS_MAX_ENTRIES) return null
   const strs = new Array(np + nr + 2 * ng)
@@ -93,14 +121,14 @@ function readColumns(input) {
   const nums = new Float64Array(nr * 2 + ng * 2)
   let units = 0
   for (let i = 0; i < np; i++) {
-    const p = paths[i]
+    const p = pathList[i]
     if (typeof p !== 'string') return null
     strs[i] = p
     lens[i] = p.length
     units += p.length
   }
   for (let i = 0; i < nr; i++) {
-    const r = rows[i]
+    const r = rowList[i]
     if (!isPlainRow(r)) return null
     for (const k in r) {
       if (k !== 'file' && k !== 'additions' && k !== 'deletions') return null
@@ -117,7 +145,7 @@ function readColumns(input) {
   }
   const base = 2 * nr
   for (let i = 0; i < ng; i++) {
-    const g = diags[i]
+    const g = diagList[i]
     if (!isPlainRow(g)) return null
     for (const k in g) {
       if (k !== 'file' && k !== 'severity' && k !== 'count' && k !== 'generation') return null
@@ -149,6 +177,10 @@ function readColumns(input) {
   return { restText, strs, lens, nums, np, nr, ng }
 }
 
+/**
+ * @param {NonNullable<ReturnType<typeof readColumns>>} c
+ * @returns {ManifestResult | null}
+ */
 function manifestViaColumns(c) {
   const { strs, nums, np, nr, ng } = c
   const order = new Uint32Array(np + nr + ng)
@@ -180,6 +212,7 @@ function manifestViaColumns(c) {
   return { review, artifactInput }
 }
 
+/** @param {unknown} input */
 function columnsOf(input) {
   try {
     return readColumns(input)
@@ -191,6 +224,8 @@ function columnsOf(input) {
 /**
  * Build a bounded coding patch review manifest and the structural artifact attach input
  * that carries it; `artifactInput.preview.review` is the same object as `review`.
+ * @param {import('../types/review').CodingPatchReviewInput} input
+ * @returns {ManifestResult}
  */
 function createCodingPatchReviewManifest(input) {
   const c = columnsOf(input)
@@ -204,6 +239,8 @@ function createCodingPatchReviewManifest(input) {
 /**
  * Derive `pending | accepted | rejected | superseded` for `review` from an artifact
  * record. Synchronous and pure: the input is serialised, never changed.
+ * @param {import('../types/review').AssertCodingPatchAcceptedInput} input
+ * @returns {import('../types/review').AssertCodingPatchAcceptedResult}
  */
 function assertCodingPatchAccepted(input) {
   return JSON.parse(callNative(native.reviewAssertAccepted, encode(input, ASSERT_INPUT_BYTES)))
@@ -212,6 +249,8 @@ function assertCodingPatchAccepted(input) {
 /**
  * `{ maxRevisions, maxDiagnostics, maxManifestBytes }` with the defaults filled in; a value
  * outside `1..hard` is a RangeError.
+ * @param {import('../types/review').CodingReviewLimits} [options]
+ * @returns {import('../types/review').ResolvedCodingReviewLimits}
  */
 function resolveCodingReviewLimits(options) {
   const text = options === undefined ? 'null' : toJson(options, inputError)
@@ -226,6 +265,7 @@ Object.defineProperty(module.exports, 'internal', {
   enumerable: false,
   value: {
     manifestViaJson,
+    /** @param {unknown} input */
     manifestViaColumns(input) {
       const c = columnsOf(input)
       return c === null ? null : manifestViaColumns(c)

@@ -15,14 +15,25 @@ const { invoke } = require('./calls.js')
 const { ArtifactError, CheckpointConflictError, callNative, toJson, typeError, rangeError, describe, isObject } = require('./errors.js')
 const { entryPoint, boundedJson } = require('./input.js')
 
-const METHODS = ['saveCheckpoint', 'loadCheckpoint', 'listCheckpoints', 'deleteCheckpoint']
-/** Native store method → its handle. */
+/** @typedef {import('../binding.js').CheckpointStoreHandle} CheckpointStoreHandle */
+/** @typedef {import('../types/store').CheckpointStore} CheckpointStore */
+
+const METHODS = /** @type {const} */ (['saveCheckpoint', 'loadCheckpoint', 'listCheckpoints', 'deleteCheckpoint'])
+/**
+ * Native store method → its handle.
+ * @type {WeakMap<Function, CheckpointStoreHandle>}
+ */
 const methodHandles = new WeakMap()
 
+/** @param {string} message */
 function invalidInput(message) {
   return new ArtifactError(message, 'invalid_input')
 }
 
+/**
+ * @param {unknown} s
+ * @returns {s is AbortSignal}
+ */
 function isAbortSignal(s) {
   return (
     (typeof AbortSignal === 'function' && s instanceof AbortSignal) ||
@@ -39,12 +50,14 @@ const WIRE = JSON.parse(native.storeConstants())
  * while it reads (issue 17): a hostile value costs at most `maxInputBytes` before it is a
  * RangeError. A value JSON cannot carry (a cycle, a BigInt, a throwing toJSON) is the
  * reference's CheckpointConflictError, with the original error as `cause`.
+ * @param {string} method
+ * @param {unknown} input
  */
 function inputJson(method, input) {
   const { rest, signal } = entryPoint(`${method}(input)`, () => readStoreInput(method, input))
   // The caller's own abort reason is what an aborted signal rejects with (not wrapped).
   signal?.throwIfAborted()
-  const tooLarge = (m) => rangeError(`${method}(input): ${m.replace('the request', 'input')}`)
+  const tooLarge = (/** @type {string} */ m) => rangeError(`${method}(input): ${m.replace('the request', 'input')}`)
   return entryPoint(`${method}(input)`, () =>
     toJson(
       rest,
@@ -54,7 +67,12 @@ function inputJson(method, input) {
   )
 }
 
-/** The input without its `signal` (checked), and the signal. */
+/**
+ * The input without its `signal` (checked), and the signal.
+ * @param {string} method
+ * @param {unknown} input
+ * @returns {{ rest: object, signal: AbortSignal | undefined }}
+ */
 function readStoreInput(method, input) {
   if (!isObject(input)) throw typeError(`${method}(input): input must be an object, got ${describe(input)}`)
   if (input.signal === undefined) return { rest: input, signal: undefined }
@@ -68,9 +86,14 @@ const LOAD = 1
 const LIST = 2
 const DELETE = 3
 
-/** A native store: a plain object of four closures over `handle`. */
+/**
+ * A native store: a plain object of four closures over `handle`.
+ * @param {CheckpointStoreHandle} handle
+ * @returns {CheckpointStore}
+ */
 function wrapHandle(handle) {
-  const call = (op, json) => invoke((port, token) => handle.start(port, op, json, token))
+  const call = (/** @type {number} */ op, /** @type {string} */ json) => invoke((port, token) => handle.start(port, op, json, token))
+  /** @type {CheckpointStore} */
   const store = {
     saveCheckpoint: async (input) => JSON.parse(await call(SAVE, inputJson('saveCheckpoint', input))),
     loadCheckpoint: async (input) => JSON.parse(await call(LOAD, inputJson('loadCheckpoint', input))),
@@ -81,6 +104,11 @@ function wrapHandle(handle) {
   return store
 }
 
+/**
+ * @param {string} fnName
+ * @param {unknown} options
+ * @param {boolean} allowUndefined
+ */
 function optionsJson(fnName, options, allowUndefined) {
   if (options === undefined && allowUndefined) return '{}'
   if (!isObject(options)) {
@@ -89,7 +117,12 @@ function optionsJson(fnName, options, allowUndefined) {
   return toJson(options, (m) => invalidInput(`${fnName}: ${m}`))
 }
 
-/** A numeric limit that is not a positive integer is a RangeError (JSON would turn NaN into null). */
+/**
+ * A numeric limit that is not a positive integer is a RangeError (JSON would turn NaN into null).
+ * @param {string} fnName
+ * @param {unknown} options
+ * @param {string[]} names
+ */
 function checkLimits(fnName, options, names) {
   if (!isObject(options)) return
   for (const name of names) {
@@ -102,7 +135,8 @@ function checkLimits(fnName, options, names) {
 
 /**
  * A bounded in-memory checkpoint store (tests, single-process hosts).
- * @param {{ maxRecords?: number, maxValueBytes?: number, maxPageSize?: number }} [options]
+ * @param {import('../types/store').MemoryCheckpointStoreOptions} [options]
+ * @returns {CheckpointStore}
  */
 function createMemoryCheckpointStore(options) {
   return entryPoint('createMemoryCheckpointStore(options)', () => {
@@ -112,6 +146,9 @@ function createMemoryCheckpointStore(options) {
   })
 }
 
+/**
+ * @param {import('../binding.js').SqlitePersistenceHandle | import('../binding.js').PostgresPersistenceHandle} handle
+ */
 function persistence(handle) {
   return Object.freeze({
     checkpoints: wrapHandle(handle.checkpoints()),
@@ -126,7 +163,8 @@ function persistence(handle) {
 /**
  * SQLite persistence: one WAL-mode database file (created when missing) holding checkpoints.
  * All database work runs off the JavaScript thread.
- * @param {{ filename: string, busyTimeoutMs?: number }} options
+ * @param {import('../types/store').SqlitePersistenceOptions} options
+ * @returns {import('../types/store').SqlitePersistence}
  */
 function createSqlitePersistence(options) {
   return entryPoint('createSqlitePersistence(options)', () => {
@@ -138,7 +176,8 @@ function createSqlitePersistence(options) {
 /**
  * PostgreSQL persistence: a connection pool over one database that many Node instances
  * share. The schema is created or migrated on first use.
- * @param {{ connectionString: string, maxConnections?: number, schema?: string, connectTimeoutMs?: number }} options
+ * @param {import('../types/store').PostgresPersistenceOptions} options
+ * @returns {import('../types/store').PostgresPersistence}
  */
 function createPostgresPersistence(options) {
   return entryPoint('createPostgresPersistence(options)', () => {
@@ -149,10 +188,14 @@ function createPostgresPersistence(options) {
 
 // The AbortSignals of artifact service calls in flight, by the id native code carries in
 // a host store request's `signal`.
+/** @type {Map<number, AbortSignal>} */
 const signals = new Map()
 let nextSignalId = 0
 
-/** Register a caller's signal for host store calls; returns its id. */
+/**
+ * Register a caller's signal for host store calls; returns its id.
+ * @param {AbortSignal} signal
+ */
 function registerSignal(signal) {
   do nextSignalId = (nextSignalId + 1) % 0xffffffff
   while (signals.has(nextSignalId))
@@ -160,10 +203,17 @@ function registerSignal(signal) {
   return nextSignalId
 }
 
+/** @param {number} id */
 function releaseSignal(id) {
   signals.delete(id)
 }
 
+/**
+ * @template F
+ * @param {() => unknown} get
+ * @param {F} fallback
+ * @returns {string | F}
+ */
 function safeString(get, fallback) {
   try {
     const v = get()
@@ -173,9 +223,15 @@ function safeString(get, fallback) {
   }
 }
 
-/** One host method as the native bridge calls it: JSON text in, an envelope out, never a rejection. */
+/**
+ * One host method as the native bridge calls it: JSON text in, an envelope out, never a rejection.
+ * @param {Record<string, unknown>} store
+ * @param {typeof METHODS[number]} method
+ * @returns {(requestJson: string) => Promise<string>}
+ */
 function hostMethod(store, method) {
-  const fn = store[method]
+  // The host's own function (toStoreHandle checked that it is one).
+  const fn = /** @type {(this: unknown, request: unknown) => unknown} */ (store[method])
   return async (requestJson) => {
     try {
       const request = JSON.parse(requestJson)
@@ -187,8 +243,10 @@ function hostMethod(store, method) {
       const result = await fn.call(store, request)
       return JSON.stringify({ ok: result === undefined ? null : result })
     } catch (err) {
-      const code = safeString(() => err.code, undefined)
-      const message = safeString(() => err.message, undefined) ?? safeString(() => String(err), 'host store failed')
+      // Whatever the host threw: its code and message are read, each guarded.
+      const thrown = /** @type {{ code?: unknown, message?: unknown }} */ (err)
+      const code = safeString(() => thrown.code, undefined)
+      const message = safeString(() => thrown.message, undefined) ?? safeString(() => String(err), 'host store failed')
       return JSON.stringify({ error: { code, message: message.slice(0, 1024) } })
     }
   }
@@ -197,18 +255,23 @@ function hostMethod(store, method) {
 /**
  * Internal: the native handle for any store. A native store (or a copy whose four methods
  * are still its own) gives its handle; any other object with the four methods is bridged.
+ * @param {unknown} store
+ * @returns {CheckpointStoreHandle}
  */
 function toStoreHandle(store) {
   if (isObject(store) || typeof store === 'function') {
-    const h = methodHandles.get(store.saveCheckpoint)
-    if (h !== undefined && METHODS.every((m) => methodHandles.get(store[m]) === h)) return h
-    if (METHODS.every((m) => typeof store[m] === 'function')) {
+    // Any object or function: its four members are read and checked below (a WeakMap
+    // answers undefined for a member that is not a function).
+    const s = /** @type {Record<string, unknown>} */ (store)
+    const h = methodHandles.get(/** @type {Function} */ (s.saveCheckpoint))
+    if (h !== undefined && METHODS.every((m) => methodHandles.get(/** @type {Function} */ (s[m])) === h)) return h
+    if (METHODS.every((m) => typeof s[m] === 'function')) {
       return callNative(
         native.createHostCheckpointStore,
-        hostMethod(store, 'saveCheckpoint'),
-        hostMethod(store, 'loadCheckpoint'),
-        hostMethod(store, 'listCheckpoints'),
-        hostMethod(store, 'deleteCheckpoint'),
+        hostMethod(s, 'saveCheckpoint'),
+        hostMethod(s, 'loadCheckpoint'),
+        hostMethod(s, 'listCheckpoints'),
+        hostMethod(s, 'deleteCheckpoint'),
       )
     }
   }
@@ -223,6 +286,7 @@ module.exports = {
 
 // Internal helpers: non-enumerable, so `index.js` (which spreads this module) does not
 // export them.
-for (const [name, value] of Object.entries({ toStoreHandle, wrapHandle, registerSignal, releaseSignal })) {
-  Object.defineProperty(module.exports, name, { value, enumerable: false })
-}
+Object.defineProperty(module.exports, 'toStoreHandle', { value: toStoreHandle, enumerable: false })
+Object.defineProperty(module.exports, 'wrapHandle', { value: wrapHandle, enumerable: false })
+Object.defineProperty(module.exports, 'registerSignal', { value: registerSignal, enumerable: false })
+Object.defineProperty(module.exports, 'releaseSignal', { value: releaseSignal, enumerable: false })

@@ -22,7 +22,9 @@ const sources = Math.max(
   newest(join(root, 'src')),
   ...['Cargo.toml', 'Cargo.lock', 'build.rs'].map((f) => statSync(join(root, f)).mtimeMs),
 )
-const stale = !binary || !existsSync(join(root, 'binding.js')) || statSync(join(root, binary)).mtimeMs < sources
+// binding.d.ts too: the JS type check (tsconfig.json) reads it.
+const generated = ['binding.js', 'binding.d.ts'].every((f) => existsSync(join(root, f)))
+const stale = !binary || !generated || statSync(join(root, binary)).mtimeMs < sources
 if (stale || process.env.PRISM_FORCE_BUILD === '1') {
   console.log('prism-review: building the native addon (npm run build)…')
   execSync('npm run build', { cwd: root, stdio: 'inherit' })

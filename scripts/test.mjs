@@ -1,4 +1,5 @@
-// `npm test`: the Rust tests, the node:test suite and the type test, in one build profile.
+// `npm test`: the JS type check, the Rust tests, the node:test suite and the type test, in
+// one build profile.
 // `cargo test` runs in the release profile for the host target, exactly as `npm run build`
 // (napi build --release --target <host>) compiles the addon, so the dependency graph is
 // compiled once for both (see Cargo.toml for the two feature notes that keep it so).
@@ -29,8 +30,13 @@ if (isCI() && !postgres.runs) {
   process.exit(1)
 }
 
+const tsc = join('node_modules', 'typescript', 'bin', 'tsc')
+// The JS glue against types/*.d.ts and the generated binding.d.ts (tsconfig.json: checkJs,
+// strict); first, as it takes seconds. `npm test` builds the addon (and binding.d.ts) first.
+run('JS type check', process.execPath, [tsc, '-p', 'tsconfig.json'])
+
 const host = /^host: (\S+)$/m.exec(execFileSync('rustc', ['-vV'], { encoding: 'utf8' }))[1]
 // The one ignored Rust test is the PostgreSQL conformance run: it runs whenever PostgreSQL does.
 run('cargo test', 'cargo', ['test', '--release', '--target', host, '--quiet', ...(postgres.runs ? ['--', '--include-ignored'] : [])])
 run('node tests', process.execPath, [join('scripts', 'test-node.mjs')])
-run('type test', process.execPath, [join('node_modules', 'typescript', 'bin', 'tsc'), '-p', join('__test__', 'types', 'tsconfig.json')])
+run('type test', process.execPath, [tsc, '-p', join('__test__', 'types', 'tsconfig.json')])
