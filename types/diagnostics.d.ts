@@ -33,8 +33,8 @@ export interface RawDiagnostic {
   readonly code?: string | number
 }
 
-/** A validated, bounded diagnostic (as @arnilo/prism's). `code` is absent, never `null`, when there is none. */
-export interface NormalizedDiagnostic {
+/** Where a diagnostic is: a workspace-relative file and a zero-based range (UTF-16 characters). */
+export interface DiagnosticSpan {
   /** Workspace-relative path with `/` separators. */
   readonly file: string
   readonly line: number
@@ -42,6 +42,10 @@ export interface NormalizedDiagnostic {
   readonly endLine: number
   readonly endCharacter: number
   readonly severity: DiagnosticSeverity
+}
+
+/** A validated, bounded diagnostic (as @arnilo/prism's). `code` is absent, never `null`, when there is none. */
+export interface NormalizedDiagnostic extends DiagnosticSpan {
   /** Control characters stripped (tab and newline kept); at most `maxMessageBytes` UTF-8 bytes. */
   readonly message: string
   /** `"check"` from {@link normalizeDiagnostics} when the raw entry named none, `"lsp"` from a language server. */

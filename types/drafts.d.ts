@@ -7,7 +7,7 @@
 import type { AgentIdentity } from './artifacts'
 import type { SecretRedactor } from './redaction'
 import type { CheckpointStore, OwnershipScope, PersistencePage } from './store'
-import type { PrismRequestHandler, PrismServerAuthorization } from './http'
+import type { AuthorizerResult, PrismRequestHandler } from './http'
 
 /** Checkpoint namespace of drafts: `"prism.work-draft"` (key `threadId:draftId`). */
 export declare const WORK_DRAFT_CHECKPOINT_NAMESPACE: 'prism.work-draft'
@@ -262,15 +262,7 @@ export interface WorkDraftAuthorizationInput {
   readonly signal: AbortSignal
 }
 
-export type WorkDraftAuthorizer = (
-  input: WorkDraftAuthorizationInput,
-) =>
-  | false
-  | null
-  | undefined
-  | OwnershipScope
-  | PrismServerAuthorization
-  | Promise<false | null | undefined | OwnershipScope | PrismServerAuthorization>
+export type WorkDraftAuthorizer = (input: WorkDraftAuthorizationInput) => AuthorizerResult | Promise<AuthorizerResult>
 
 export interface CreateWorkDraftHandlerOptions {
   readonly service: Pick<WorkDraftService, 'list' | 'get' | 'decide'>

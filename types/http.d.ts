@@ -55,15 +55,13 @@ export interface PrismServerAuthorization {
  * The host's authorization callback: `false` refuses (403); a grant allows. As additions,
  * `null`/`undefined` also refuse and a bare `OwnershipScope` is a grant without identity.
  */
-export type ArtifactAuthorizer = (
-  input: ArtifactAuthorizationInput,
-) =>
-  | false
-  | null
-  | undefined
-  | OwnershipScope
-  | PrismServerAuthorization
-  | Promise<false | null | undefined | OwnershipScope | PrismServerAuthorization>
+export type ArtifactAuthorizer = (input: ArtifactAuthorizationInput) => AuthorizerResult | Promise<AuthorizerResult>
+
+/**
+ * What an `authorize` callback returns: a grant (`PrismServerAuthorization`, or a bare
+ * `OwnershipScope` without identity), or `false`/`null`/`undefined` to refuse.
+ */
+export type AuthorizerResult = false | null | undefined | OwnershipScope | PrismServerAuthorization
 
 /** Options of {@link createArtifactHandler}. */
 export interface CreateArtifactHandlerOptions {

@@ -1,4 +1,4 @@
-import type { NormalizedDiagnostic, DiagnosticDelta, DiagnosticSeverity } from './diagnostics'
+import type { NormalizedDiagnostic, DiagnosticDelta, DiagnosticSpan } from './diagnostics'
 import type { LanguageIntelligenceError, LanguageIntelligenceErrorCode } from './errors'
 
 /** One language server, chosen by the host (never by a model). */
@@ -136,13 +136,7 @@ export type LanguageTextEditInput =
   | { readonly file?: string; readonly newText: string; readonly line: number; readonly character: number; readonly endLine: number; readonly endCharacter: number }
 
 /** A diagnostic as {@link LanguageIntelligence.diagnostics} reports it (@arnilo/prism's shape; ours also carries `generation`). */
-export interface LanguageDiagnostic {
-  readonly file: string
-  readonly line: number
-  readonly character: number
-  readonly endLine: number
-  readonly endCharacter: number
-  readonly severity: DiagnosticSeverity
+export interface LanguageDiagnostic extends DiagnosticSpan {
   readonly message: string
   readonly source?: string
   readonly code?: string | number
