@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use prism_review::lsp::framing::{encode_frame, split_frames, FrameReader};
+use prism_review::fuzz::{encode_frame, split_frames, FrameReader};
 
 const MAX_BODY: usize = 64 * 1024;
 
@@ -38,7 +38,10 @@ fuzz_target!(|data: &[u8]| {
     if rest.len() <= MAX_BODY {
         let mut r = FrameReader::new(MAX_BODY);
         r.push(&encode_frame(rest)).expect("our frame is accepted");
-        assert_eq!(r.next_frame().expect("our frame parses").as_deref(), Some(rest));
+        assert_eq!(
+            r.next_frame().expect("our frame parses").as_deref(),
+            Some(rest)
+        );
         assert_eq!(r.buffered(), 0);
     }
 });

@@ -74,6 +74,7 @@ impl ArtifactLimits {
     }
 
     /// The defaults.
+    #[cfg(test)]
     pub fn defaults() -> Self {
         Self::from_values(&SPEC.map(|c| c.default))
     }
@@ -93,7 +94,7 @@ impl ArtifactLimits {
     }
 
     /// The resolved limits as a JSON object (camelCase names).
-    pub fn to_value(&self) -> Value {
+    pub fn to_value(self) -> Value {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
 }

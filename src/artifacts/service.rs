@@ -28,7 +28,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 mod context;
-pub use context::{AbortFlag, ServiceConfig, ABORTED, OPERATIONS};
+pub use context::{AbortFlag, ServiceConfig, OPERATIONS};
 
 /// A result and, for attach/revise/approve/reject, the audit event (`onDecision`).
 #[derive(Debug, Clone, PartialEq)]

@@ -80,8 +80,8 @@ pub(crate) mod conformance;
 pub use host::{HostCaller, HostCheckpointStore, HostOp};
 pub use memory::{MemoryLimits, MemoryStore};
 pub use model::{
-    value_bytes, Checkpoint, CheckpointKey, ListCheckpoints, Order, Ownership, Page,
-    SaveCheckpoint, SignalRef, PAGE_SIZE_DEFAULT, PAGE_SIZE_HARD, PAGE_SIZE_SQL, VALUE_BYTES_HARD,
+    value_bytes, Checkpoint, CheckpointKey, ListCheckpoints, Ownership, Page, SaveCheckpoint,
+    SignalRef, VALUE_BYTES_HARD,
 };
 pub use postgres::{PostgresOptions, PostgresPersistence};
 pub use sqlite::{SqliteOptions, SqlitePersistence};

@@ -2,6 +2,7 @@
 //! stores have their own conformance suite; the JS suites run the service over all of
 //! them, host stores included).
 
+use super::context::ABORTED;
 use super::*;
 use crate::store::{BoxFuture, MemoryLimits, MemoryStore, Page};
 use serde_json::json;
