@@ -8,10 +8,7 @@ use prism_review::fuzz::{delta_indices_json, identity_json, normalize_json};
 use prism_review::ErrorKind;
 
 fn typed(e: &prism_review::PrismError) -> bool {
-    matches!(
-        e.kind,
-        ErrorKind::Range | ErrorKind::Type | ErrorKind::Artifact(_)
-    )
+    matches!(e.kind, ErrorKind::Range | ErrorKind::Type | ErrorKind::Artifact(_))
 }
 
 fuzz_target!(|data: &[u8]| {

@@ -5,11 +5,11 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use prism_review::ErrorKind;
 use prism_review::fuzz::{
     check_authorization, check_body, check_content_type, match_route, validate_base_path,
     Operation, RouteError,
 };
-use prism_review::ErrorKind;
 
 const NOW: i64 = 1_767_225_600_000;
 

@@ -38,10 +38,7 @@ fuzz_target!(|data: &[u8]| {
     if rest.len() <= MAX_BODY {
         let mut r = FrameReader::new(MAX_BODY);
         r.push(&encode_frame(rest)).expect("our frame is accepted");
-        assert_eq!(
-            r.next_frame().expect("our frame parses").as_deref(),
-            Some(rest)
-        );
+        assert_eq!(r.next_frame().expect("our frame parses").as_deref(), Some(rest));
         assert_eq!(r.buffered(), 0);
     }
 });
