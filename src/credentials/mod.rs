@@ -319,5 +319,7 @@ impl CredentialRedactor {
     }
 }
 
+pub mod options;
+
 #[cfg(test)]
 mod tests;

@@ -70,6 +70,7 @@ pub mod host;
 mod lifecycle;
 pub mod memory;
 pub mod model;
+pub mod options;
 pub mod postgres;
 pub mod sqlite;
 pub mod wire;
