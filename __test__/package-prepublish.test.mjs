@@ -7,7 +7,7 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, unli
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { checkBinaryFormat, platformTargets, publishProblems, publishedRootManifest } from '../scripts/prepublish.mjs'
+import { checkBinaryFormat, platformTargets, publishProblems, publishedRootManifest, TEST_ONLY_EXPORTS, testExportsIn } from '../scripts/prepublish.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
@@ -137,6 +137,36 @@ test('the host build passes the format check for its own platform', () => {
   assert.equal(checkBinaryFormat(join(root, hostBinary), t), null)
   const other = targets.find((x) => x.os === t.os && x.cpu !== t.cpu) ?? targets.find((x) => x.os !== t.os)
   assert.notEqual(checkBinaryFormat(join(root, hostBinary), other), null)
+})
+
+// The JS names of the napi items under #[cfg(feature = "test-exports")] in src/napi/.
+function gatedExports() {
+  const camel = (s) => s.replace(/_([a-z])/g, (_, c) => c.toUpperCase())
+  const names = []
+  const dir = join(root, 'src', 'napi')
+  for (const f of readdirSync(dir).filter((x) => x.endsWith('.rs'))) {
+    for (const part of readFileSync(join(dir, f), 'utf8').split('#[cfg(feature = "test-exports")]').slice(1)) {
+      const item = part.slice(0, part.indexOf('\n}'))
+      for (const m of item.matchAll(/#\[napi(?:_derive::napi)?(?:\(([^)]*)\))?\]\s*pub (?:async )?fn (\w+)/g)) {
+        names.push(/js_name = "(\w+)"/.exec(m[1] ?? '')?.[1] ?? camel(m[2]))
+      }
+    }
+  }
+  return names.sort()
+}
+
+test('a development build (with the test-only exports) is refused; the list is what the Cargo feature gates', () => {
+  assert.deepEqual(gatedExports(), [...TEST_ONLY_EXPORTS].sort())
+  const hostBinary = readdirSync(root).find((f) => /^prism-review\.[a-z0-9-]+\.node$/.test(f))
+  assert.deepEqual(testExportsIn(join(root, hostBinary)), TEST_ONLY_EXPORTS, '`npm run build` compiles them in')
+
+  const dir = stage()
+  const dev = fakeBinary(byPlatform('linux-arm64-gnu'))
+  dev.write('integrityCheck\0diagnosticsNormalizeJson\0', 6000, 'latin1')
+  writeFileSync(join(dir, 'npm', 'linux-arm64-gnu', 'prism-review.linux-arm64-gnu.node'), dev)
+  assert.deepEqual(publishProblems(dir), [
+    'npm/linux-arm64-gnu/prism-review.linux-arm64-gnu.node is a development build (it exports integrityCheck, diagnosticsNormalizeJson): build it with npm run build:cross',
+  ])
 })
 
 test('`prepublishOnly` exits 1 listing the problems, and passes a complete checkout', () => {

@@ -27,6 +27,8 @@
 # glibc targets are pinned to glibc 2.17 (the baseline napi-rs uses), so the binary loads on
 # every distribution Node 18+ runs on. musl targets link the C library dynamically
 # (napi build adds `-C target-feature=-crt-static`), as a Node addon must.
+# These are publish builds: without the Cargo feature `test-exports` (which `npm run build` turns
+# on), so the test-only exports are not in them; each binary is checked for that.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -105,6 +107,9 @@ for triple in "${targets[@]}"; do
         || fail "$platform: needs glibc $newest > $GLIBC_PIN"
       ;;
   esac
+  # The list and the check are prepublish's (TEST_ONLY_EXPORTS).
+  hooks="$(node --input-type=module -e "const m = await import('./scripts/prepublish.mjs'); console.log(m.testExportsIn(process.argv[1]).join(' '))" "$node_file")"
+  [ -z "$hooks" ] || fail "$platform: exports the test-only $hooks (built with --features test-exports)"
   if readelf -W --dyn-syms "$node_file" | grep -q ' napi_register_module_v1$'; then
     echo "  exports napi_register_module_v1"
   else

@@ -37,6 +37,7 @@ run('JS type check', process.execPath, [tsc, '-p', 'tsconfig.json'])
 
 const host = /^host: (\S+)$/m.exec(execFileSync('rustc', ['-vV'], { encoding: 'utf8' }))[1]
 // The one ignored Rust test is the PostgreSQL conformance run: it runs whenever PostgreSQL does.
-run('cargo test', 'cargo', ['test', '--release', '--target', host, '--quiet', ...(postgres.runs ? ['--', '--include-ignored'] : [])])
+// `--features test-exports`, as `npm run build` has it, so the library is not compiled twice.
+run('cargo test', 'cargo', ['test', '--release', '--target', host, '--features', 'test-exports', '--quiet', ...(postgres.runs ? ['--', '--include-ignored'] : [])])
 run('node tests', process.execPath, [join('scripts', 'test-node.mjs')])
 run('type test', process.execPath, [tsc, '-p', join('__test__', 'types', 'tsconfig.json')])

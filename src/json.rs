@@ -129,16 +129,6 @@ impl<'a> Fields<'a> {
             .ok_or_else(|| self.fail(name, "is required (a non-negative integer)"))
     }
 
-    /// An optional integer (may be negative).
-    pub fn opt_i64(&self, name: &str) -> Result<Option<i64>> {
-        match self.obj.get(name) {
-            None => Ok(None),
-            Some(v) => as_i64(v)
-                .map(Some)
-                .ok_or_else(|| self.fail(name, "must be an integer")),
-        }
-    }
-
     pub fn opt_bool(&self, name: &str) -> Result<Option<bool>> {
         match self.obj.get(name) {
             None => Ok(None),
@@ -246,7 +236,6 @@ mod tests {
             .contains("input.zz is required"));
         assert!(f.opt_u64("f").is_err());
         assert!(f.opt_u64("neg").is_err());
-        assert_eq!(f.opt_i64("neg").unwrap(), Some(-2));
         assert!(f.opt_str("n").is_err());
         assert!(Fields::new(&json!([1]), "input", e).is_err());
     }

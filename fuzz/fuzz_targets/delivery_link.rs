@@ -4,8 +4,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use prism_review::artifacts::link::{sign, sign_text, verify};
-use prism_review::error::ErrorKind;
+use prism_review::fuzz::{sign, sign_text, verify};
+use prism_review::ErrorKind;
 
 const SECRET: &[u8] = b"fuzz-link-secret-0123456789abcdef";
 const MAX: u64 = 1 << 20;

@@ -4,8 +4,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use prism_review::diagnostics::json::{delta_indices_json, identity_json, normalize_json};
-use prism_review::error::ErrorKind;
+use prism_review::fuzz::{delta_indices_json, identity_json, normalize_json};
+use prism_review::ErrorKind;
 
 fn typed(e: &prism_review::PrismError) -> bool {
     matches!(e.kind, ErrorKind::Range | ErrorKind::Type | ErrorKind::Artifact(_))

@@ -5,8 +5,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use prism_review::error::ErrorKind;
-use prism_review::http::{
+use prism_review::ErrorKind;
+use prism_review::fuzz::{
     check_authorization, check_body, check_content_type, match_route, validate_base_path,
     Operation, RouteError,
 };

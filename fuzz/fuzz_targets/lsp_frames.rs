@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use prism_review::lsp::framing::{encode_frame, split_frames, FrameReader};
+use prism_review::fuzz::{encode_frame, split_frames, FrameReader};
 
 const MAX_BODY: usize = 64 * 1024;
 

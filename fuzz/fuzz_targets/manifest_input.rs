@@ -4,8 +4,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use prism_review::error::ErrorKind;
-use prism_review::review::{assert_accepted_json, create_manifest_binding, resolve_limits_json};
+use prism_review::ErrorKind;
+use prism_review::fuzz::{assert_accepted_json, create_manifest_binding, resolve_limits_json};
 
 fn typed(e: &prism_review::PrismError) -> bool {
     matches!(e.kind, ErrorKind::Review(_) | ErrorKind::Range | ErrorKind::Type)

@@ -3,11 +3,9 @@
 //! digests and checks.
 
 use super::evidence::{self, approval_intact, binding_digest, parse_record};
-use super::input::valid_id;
 use super::limits::ArtifactLimits;
 use super::link;
 use super::model::approval_state_of;
-use super::redact::SecretRedactor;
 use super::{err, invalid};
 use crate::error::{ArtifactReason as R, PrismError, Result};
 use crate::json::type_name;
@@ -96,11 +94,6 @@ pub fn citation_digest(citations: &Value) -> Result<String> {
 pub fn integrity(value: &Value) -> Result<Value> {
     let report = evidence::check_integrity(value)?;
     Ok(serde_json::to_value(report).unwrap_or(Value::Null))
-}
-
-/// Validate an id the way the service does (exported for the HTTP adapter's routes).
-pub fn check_id(id: &str, path: &str) -> Result<()> {
-    valid_id(id, path, &SecretRedactor::none())
 }
 
 #[cfg(test)]

@@ -69,27 +69,26 @@ fn has_control(s: &str) -> bool {
     s.chars().any(|c| c.is_control())
 }
 
+/// An optional id field as a string (absent: `None`), else `invalid_id`.
+fn opt_id_text<'a>(fields: &Fields<'a>, name: &str) -> Result<Option<&'a String>> {
+    match fields.get(name) {
+        None => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(other) => Err(err(
+            R::InvalidId,
+            format!(
+                "{} must be a string, got {}",
+                fields.path(name),
+                type_name(other)
+            ),
+        )),
+    }
+}
+
 /// A `threadId`/`artifactId`: 1..=128 bytes of `[A-Za-z0-9._-]`, holding no secret.
 pub fn id(fields: &Fields<'_>, name: &str, redactor: &SecretRedactor) -> Result<String> {
-    let v = match fields.get(name) {
-        None => {
-            return Err(err(
-                R::InvalidId,
-                format!("{} is required", fields.path(name)),
-            ))
-        }
-        Some(Value::String(s)) => s,
-        Some(other) => {
-            return Err(err(
-                R::InvalidId,
-                format!(
-                    "{} must be a string, got {}",
-                    fields.path(name),
-                    type_name(other)
-                ),
-            ))
-        }
-    };
+    let v = opt_id_text(fields, name)?
+        .ok_or_else(|| err(R::InvalidId, format!("{} is required", fields.path(name))))?;
     valid_id(v, &fields.path(name), redactor)?;
     Ok(v.clone())
 }
@@ -347,19 +346,8 @@ pub fn preview(f: &Fields<'_>, limits: &ArtifactLimits) -> Result<Option<Value>>
 /// Optional `producerRunId`: the reference's id rule (`^[A-Za-z0-9][A-Za-z0-9._:-]*$`,
 /// at most 128 bytes), else `invalid_id`.
 pub fn producer_run_id(f: &Fields<'_>) -> Result<Option<String>> {
-    let id = match f.get("producerRunId") {
-        None => return Ok(None),
-        Some(Value::String(s)) => s,
-        Some(other) => {
-            return Err(err(
-                R::InvalidId,
-                format!(
-                    "{} must be a string, got {}",
-                    f.path("producerRunId"),
-                    type_name(other)
-                ),
-            ))
-        }
+    let Some(id) = opt_id_text(f, "producerRunId")? else {
+        return Ok(None);
     };
     let b = id.as_bytes();
     let ok = !b.is_empty()

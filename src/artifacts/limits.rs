@@ -74,6 +74,7 @@ impl ArtifactLimits {
     }
 
     /// The defaults.
+    #[cfg(test)]
     pub fn defaults() -> Self {
         Self::from_values(&SPEC.map(|c| c.default))
     }
@@ -93,7 +94,7 @@ impl ArtifactLimits {
     }
 
     /// The resolved limits as a JSON object (camelCase names).
-    pub fn to_value(&self) -> Value {
+    pub fn to_value(self) -> Value {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
 }
@@ -106,57 +107,46 @@ mod tests {
 
     #[test]
     fn defaults_and_hard_match_the_contract() {
-        let d = ArtifactLimits::defaults();
+        // Field by field (the names are the serialized ones), in declaration order.
+        let values = |l: ArtifactLimits| -> Vec<(String, u64)> {
+            let v = l.to_value();
+            let o = v.as_object().unwrap();
+            o.iter()
+                .map(|(k, v)| (k.clone(), v.as_u64().unwrap()))
+                .collect()
+        };
+        let expect = |nums: [u64; 15]| -> Vec<(String, u64)> {
+            let names = [
+                "artifactsPerThread",
+                "revisionsPerArtifact",
+                "recordBytes",
+                "previewBytes",
+                "citations",
+                "citationBytes",
+                "mimeBytes",
+                "hashBytes",
+                "uriBytes",
+                "noteBytes",
+                "titleBytes",
+                "listPageLimit",
+                "deliveryLinkTtlSeconds",
+                "deliveryLinkTokenBytes",
+                "maxRequestBytes",
+            ];
+            names.iter().map(|n| n.to_string()).zip(nums).collect()
+        };
         assert_eq!(
-            (
-                d.artifacts_per_thread,
-                d.revisions_per_artifact,
-                d.record_bytes,
-                d.preview_bytes
-            ),
-            (64, 32, 8192, 16384)
+            values(ArtifactLimits::defaults()),
+            expect([
+                64, 32, 8192, 16384, 32, 2048, 128, 256, 2048, 1024, 256, 50, 300, 4096, 65536
+            ])
         );
         assert_eq!(
-            (d.citations, d.citation_bytes, d.mime_bytes, d.hash_bytes),
-            (32, 2048, 128, 256)
-        );
-        assert_eq!(
-            (d.uri_bytes, d.note_bytes, d.title_bytes, d.list_page_limit),
-            (2048, 1024, 256, 50)
-        );
-        assert_eq!(
-            (
-                d.delivery_link_ttl_seconds,
-                d.delivery_link_token_bytes,
-                d.max_request_bytes
-            ),
-            (300, 4096, 65536)
-        );
-        let h = ArtifactLimits::hard();
-        assert_eq!(
-            (
-                h.artifacts_per_thread,
-                h.revisions_per_artifact,
-                h.record_bytes,
-                h.preview_bytes
-            ),
-            (256, 128, 65536, 65536)
-        );
-        assert_eq!(
-            (h.citations, h.citation_bytes, h.mime_bytes, h.hash_bytes),
-            (128, 8192, 512, 1024)
-        );
-        assert_eq!(
-            (h.uri_bytes, h.note_bytes, h.title_bytes, h.list_page_limit),
-            (8192, 8192, 2048, 200)
-        );
-        assert_eq!(
-            (
-                h.delivery_link_ttl_seconds,
-                h.delivery_link_token_bytes,
-                h.max_request_bytes
-            ),
-            (86_400, 16384, 1_048_576)
+            values(ArtifactLimits::hard()),
+            expect([
+                256, 128, 65536, 65536, 128, 8192, 512, 1024, 8192, 8192, 2048, 200, 86_400, 16384,
+                1_048_576
+            ])
         );
     }
 

@@ -22,7 +22,6 @@ pub mod redact;
 pub mod service;
 
 pub use limits::ArtifactLimits;
-pub use redact::SecretRedactor;
 pub use service::{AbortFlag, ArtifactService, ServiceConfig};
 
 use crate::error::{ArtifactReason, PrismError};

@@ -53,6 +53,30 @@ pub struct SecretRedactor {
 }
 
 impl SecretRedactor {
+    /// `createSecretRedactor(secrets)`: the JSON text of an array of strings (any other
+    /// shape is a `TypeError`).
+    pub fn from_json(text: &str) -> Result<Self> {
+        let v = crate::json::parse(text, PrismError::type_error)?;
+        let Value::Array(items) = v else {
+            return Err(PrismError::type_error(
+                "secrets must be an array of strings",
+            ));
+        };
+        let mut secrets = Vec::with_capacity(items.len());
+        for (i, s) in items.into_iter().enumerate() {
+            match s {
+                Value::String(s) => secrets.push(s),
+                other => {
+                    return Err(PrismError::type_error(format!(
+                        "secrets[{i}] must be a string, got {}",
+                        crate::json::type_name(&other)
+                    )))
+                }
+            }
+        }
+        Self::new(&secrets)
+    }
+
     /// A redactor that changes nothing.
     pub fn none() -> Self {
         Self::default()
@@ -177,6 +201,33 @@ impl SecretRedactor {
         }
     }
 
+    /// A service request (artifacts, work drafts) with every registered secret redacted,
+    /// except its `ownership` (matched against stored owners exactly as given).
+    pub fn redact_request(&self, input: Value) -> Value {
+        match input {
+            Value::Object(obj) if !self.is_empty() => Value::Object(
+                obj.into_iter()
+                    .map(|(k, v)| {
+                        let v = if k == "ownership" {
+                            v
+                        } else {
+                            self.redact_value(v)
+                        };
+                        (k, v)
+                    })
+                    .collect(),
+            ),
+            other => other,
+        }
+    }
+
+    /// `e` with its message redacted: messages may quote a field of the request, never a
+    /// registered secret.
+    pub fn redact_error(&self, mut e: PrismError) -> PrismError {
+        e.message = self.redact_str(&e.message).into_owned();
+        e
+    }
+
     /// Redact many strings at once (the JavaScript walk's one call): `None` when none
     /// changes, else one entry per string, `Some(redacted)` for those that change.
     pub fn redact_strings<S: AsRef<str>>(&self, texts: &[S]) -> Option<Vec<Option<String>>> {
@@ -234,6 +285,20 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
     use serde_json::json;
+
+    #[test]
+    fn from_json_takes_an_array_of_strings() {
+        let r = SecretRedactor::from_json(r#"["s3cr3t-value"]"#).unwrap();
+        assert_eq!(r.redact_str("a s3cr3t-value b"), format!("a {MARKER} b"));
+        for (bad, message) in [
+            ("{}", "secrets must be an array of strings"),
+            (r#"["a",1]"#, "secrets[1] must be a string, got number"),
+        ] {
+            let e = SecretRedactor::from_json(bad).err().unwrap();
+            assert_eq!(e.kind, crate::error::ErrorKind::Type);
+            assert_eq!(e.message, message);
+        }
+    }
 
     #[test]
     fn redacts_values_keys_and_numbers() {

@@ -28,7 +28,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 mod context;
-pub use context::{AbortFlag, ServiceConfig, ABORTED, OPERATIONS};
+pub use context::{AbortFlag, ServiceConfig, OPERATIONS};
 
 /// A result and, for attach/revise/approve/reject, the audit event (`onDecision`).
 #[derive(Debug, Clone, PartialEq)]
@@ -44,6 +44,14 @@ impl Outcome {
         Self {
             result,
             event: None,
+            body: None,
+        }
+    }
+
+    fn with_event(result: Value, event: Value) -> Self {
+        Self {
+            result,
+            event: Some(event),
             body: None,
         }
     }
@@ -150,7 +158,7 @@ impl ArtifactService {
     /// Run operation `op` on the JSON request `input`; results and events are redacted.
     pub async fn call(&self, op: &str, input: Value, abort: &AbortFlag) -> Result<Outcome> {
         abort.check()?;
-        let input = self.redact_request(input);
+        let input = self.redactor.redact_request(input);
         let out = match op {
             "attach" => self.attach(&input, abort).await,
             "list" => self.list(&input, abort).await,
@@ -165,34 +173,12 @@ impl ArtifactService {
                 "unknown artifact operation {other:?}"
             ))),
         }
-        .map_err(|mut e| {
-            // Messages may quote a field name of the request: never a registered secret.
-            e.message = self.redactor.redact_str(&e.message).into_owned();
-            e
-        })?;
+        .map_err(|e| self.redactor.redact_error(e))?;
         Ok(Outcome {
             result: self.redactor.redact_value(out.result),
             event: out.event.map(|e| self.redactor.redact_value(e)),
             body: out.body,
         })
-    }
-
-    fn redact_request(&self, input: Value) -> Value {
-        match input {
-            Value::Object(obj) if !self.redactor.is_empty() => {
-                let mut out = Map::with_capacity(obj.len());
-                for (k, v) in obj {
-                    let v = if k == "ownership" {
-                        v
-                    } else {
-                        self.redactor.redact_value(v)
-                    };
-                    out.insert(k, v);
-                }
-                Value::Object(out)
-            }
-            other => other,
-        }
     }
 
     fn ctx(&self, f: &Fields<'_>) -> Result<Ctx> {
@@ -444,18 +430,9 @@ impl ArtifactService {
         match self.save(&rec, value.clone(), &ctx.owner, 0, abort).await {
             Ok(_) => {
                 self.withdraw_over_cap(&rec, &ctx.owner, abort).await?;
-                let event = self.event(
-                    "artifact_attached",
-                    &rec,
-                    1,
-                    &ctx,
-                    Who::Actor(ctx.actor.as_deref()),
-                );
-                Ok(Outcome {
-                    result: value,
-                    body: None,
-                    event: Some(event),
-                })
+                let who = Who::Actor(ctx.actor.as_deref());
+                let event = self.event("artifact_attached", &rec, 1, &ctx, who);
+                Ok(Outcome::with_event(value, event))
             }
             Err(e) if explicit && e.reason() == Some("conflict") => {
                 // Lost a create race for the same id: the winner's record is the answer.
@@ -589,18 +566,9 @@ impl ArtifactService {
         let value = self.check_record_size(&rec)?;
         self.save(&rec, value.clone(), &ctx.owner, version, abort)
             .await?;
-        let event = self.event(
-            "artifact_revised",
-            &rec,
-            number,
-            &ctx,
-            Who::Actor(ctx.actor.as_deref()),
-        );
-        Ok(Outcome {
-            result: value,
-            body: None,
-            event: Some(event),
-        })
+        let who = Who::Actor(ctx.actor.as_deref());
+        let event = self.event("artifact_revised", &rec, number, &ctx, who);
+        Ok(Outcome::with_event(value, event))
     }
 
     async fn compare(&self, v: &Value, abort: &AbortFlag) -> Result<Outcome> {
@@ -690,11 +658,7 @@ impl ArtifactService {
             Decision::Rejected => "artifact_rejected",
         };
         let event = self.event(kind, &rec, version, &ctx, Who::Reviewer(&reviewer, state));
-        Ok(Outcome {
-            result: value,
-            body: None,
-            event: Some(event),
-        })
+        Ok(Outcome::with_event(value, event))
     }
 
     async fn last_validated(&self, v: &Value, abort: &AbortFlag) -> Result<Outcome> {

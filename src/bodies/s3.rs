@@ -33,12 +33,29 @@ const GET_URL_SECONDS: u64 = 300;
 /// Marker message of an aborted operation (the JS layer rejects with the signal's reason).
 pub const ABORTED: &str = "the operation was aborted";
 
-/// Construction options (already parsed by the binding).
+/// Construction options.
 pub struct S3Options {
     pub endpoint: String,
     pub bucket: String,
     pub region: Option<String>,
     pub limits: BodyLimits,
+}
+
+impl S3Options {
+    /// `createS3ArtifactBodyStore(options)`: the JSON text of
+    /// `{ endpoint, bucket, region?, limits? }` (a malformed object is a `store` error; the
+    /// endpoint is checked by [`S3BodyStore::new`]).
+    pub fn from_json(text: &str) -> Result<Self> {
+        let store_err = |m: String| PrismError::body(BodyCode::Store, m);
+        let v = crate::json::parse(text, store_err)?;
+        let f = crate::json::Fields::new(&v, "options", store_err)?;
+        Ok(Self {
+            limits: BodyLimits::resolve(f.get("limits"))?,
+            endpoint: f.str("endpoint")?.to_string(),
+            bucket: f.str("bucket")?.to_string(),
+            region: f.opt_str("region")?.map(str::to_string),
+        })
+    }
 }
 
 /// A checked endpoint.
@@ -396,3 +413,32 @@ impl S3BodyStore {
 }
 
 mod ops;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+
+    #[test]
+    fn options_from_json() {
+        let o = S3Options::from_json(
+            r#"{"endpoint":"http://127.0.0.1:9000","bucket":"b","region":"eu-west-1"}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            (o.endpoint.as_str(), o.bucket.as_str()),
+            ("http://127.0.0.1:9000", "b")
+        );
+        assert_eq!(o.region.as_deref(), Some("eu-west-1"));
+        assert_eq!(o.limits, BodyLimits::resolve(None).unwrap());
+        for bad in [
+            "[]",
+            "{",
+            r#"{"endpoint":"http://h"}"#,
+            r#"{"endpoint":"http://h","bucket":"b","region":7}"#,
+        ] {
+            let e = S3Options::from_json(bad).err().unwrap();
+            assert_eq!(e.kind, ErrorKind::Body(BodyCode::Store), "{bad}: {e:?}");
+        }
+    }
+}

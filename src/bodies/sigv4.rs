@@ -92,6 +92,53 @@ pub fn canonical_query(query: &[(String, String)]) -> String {
         .join("&")
 }
 
+/// `signV4(input)`: the JSON text of the reference's `SigV4SignInput` (a malformed object
+/// is a `TypeError`; a signed header missing from `headers` is signed as empty), the JSON
+/// text of `{ signature, canonicalRequest }` out.
+pub fn sign_json(text: &str) -> crate::error::Result<String> {
+    use crate::error::PrismError;
+    let v = crate::json::parse(text, PrismError::type_error)?;
+    let f = crate::json::Fields::new(&v, "input", PrismError::type_error)?;
+    let map = |name: &str| -> crate::error::Result<Vec<(String, String)>> {
+        Ok(f.opt_object(name)?
+            .map(|o| {
+                o.object()
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string()))
+                    .collect()
+            })
+            .unwrap_or_default())
+    };
+    let query = map("query")?;
+    let all = map("headers")?;
+    let headers: Vec<(String, String)> = f
+        .opt_array("signedHeaders")?
+        .map(|a| a.iter().filter_map(|v| v.as_str()).collect::<Vec<_>>())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|n| {
+            let v = all.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
+            (n.to_string(), v.unwrap_or_default())
+        })
+        .collect();
+    let s = SignInput {
+        method: f.str("method")?,
+        path: f.str("path")?,
+        query: &query,
+        headers: &headers,
+        payload_hash: f.str("payloadHash")?,
+        region: f.str("region")?,
+        service: f.str("service")?,
+        amz_date: f.str("amzDate")?,
+        secret_access_key: f.str("secretAccessKey")?,
+    };
+    Ok(serde_json::json!({
+        "signature": s.signature(),
+        "canonicalRequest": s.canonical_request(),
+    })
+    .to_string())
+}
+
 impl SignInput<'_> {
     fn sorted_headers(&self) -> Vec<(String, String)> {
         let mut h: Vec<(String, String)> = self

@@ -145,8 +145,4 @@ impl Spool {
         self.remaining -= out.len() as u64;
         Ok(Some(out))
     }
-
-    pub fn remaining(&self) -> u64 {
-        self.remaining
-    }
 }

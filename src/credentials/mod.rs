@@ -249,6 +249,7 @@ impl CredentialRedactor {
     }
 
     /// Number of exact values searched for.
+    #[cfg(test)]
     pub fn exact_count(&self) -> usize {
         self.count
     }
@@ -317,6 +318,8 @@ impl CredentialRedactor {
         }
     }
 }
+
+pub mod options;
 
 #[cfg(test)]
 mod tests;

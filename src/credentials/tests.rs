@@ -172,3 +172,46 @@ fn too_many_entries_are_a_type_error() {
     let err = CredentialRedactor::new(&env, &NO_SECRETS).unwrap_err();
     assert_eq!(err.class_name(), "TypeError");
 }
+
+#[test]
+fn options_json_shapes_and_type_errors() {
+    use crate::error::ErrorKind;
+    let r = options::redactor_json(
+        r#"{"env":{"API_TOKEN":"tok-123456","HOME":null},"secrets":["hunter2-long"]}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        r.redact_text("a tok-123456 b hunter2-long"),
+        format!("a {MARKER} b {MARKER}")
+    );
+    assert_eq!(options::redactor_json("null").unwrap().exact_count(), 0);
+    for (bad, message) in [
+        ("[]", "options must be an object, got array"),
+        (
+            r#"{"env":[]}"#,
+            "options.env must be an object of strings, got array",
+        ),
+        (
+            r#"{"env":{"A":1}}"#,
+            "options.env.A must be a string, got number",
+        ),
+        (
+            r#"{"secrets":"x"}"#,
+            "options.secrets must be an array of strings, got string",
+        ),
+        (
+            r#"{"secrets":["ok",2]}"#,
+            "options.secrets[1] must be a string, got number",
+        ),
+    ] {
+        let e = options::redactor_json(bad).err().unwrap();
+        assert_eq!(
+            (e.kind, e.message.as_str()),
+            (ErrorKind::Type, message),
+            "{bad}"
+        );
+    }
+    assert!(options::bounded(&"x".repeat(MAX_TEXT_BYTES)).is_ok());
+    let e = options::bounded(&"x".repeat(MAX_TEXT_BYTES + 1)).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Range);
+}

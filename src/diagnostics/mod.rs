@@ -11,17 +11,7 @@
 //! [`json`] holds the JSON-text entry points (the binding reads JS arrays in place and
 //! builds the same [`raw::RawEntry`] values, so one validator serves every path).
 //!
-//! ```
-//! use prism_review::diagnostics::{delta, identity, normalize, NormalizeOptions};
-//! use serde_json::json;
-//!
-//! let raw = vec![json!({ "file": "file:///ws/src/a.ts", "line": 3, "character": 4,
-//!                        "severity": 1, "message": "bad", "source": "ts", "code": 2322 })];
-//! let next = normalize(&raw, &NormalizeOptions::new("/ws", 2)).unwrap();
-//! assert_eq!(identity(&next[0]), "src/a.ts:ts:3:4:2322");
-//! let d = delta(&next, None, None);
-//! assert_eq!((d.added.len(), d.generation), (1, 2));
-//! ```
+//! The whole flow in a few lines is the `module_example` test in `tests.rs`.
 
 pub mod json;
 mod path;
@@ -37,7 +27,6 @@ use std::cmp::Ordering;
 use std::collections::HashMap;
 
 use crate::util::MAX_SAFE_INTEGER;
-pub use path::MAX_PATH_BYTES;
 pub use text::{strip_controls, truncate_utf8};
 
 /// Default / hard cap of diagnostics kept per file.
@@ -63,15 +52,6 @@ pub enum Severity {
 }
 
 impl Severity {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-            Severity::Info => "info",
-            Severity::Hint => "hint",
-        }
-    }
-
     /// A severity name: `error`, `warning`, `info` (or `information`), `hint`.
     pub fn parse(s: &str) -> Option<Self> {
         Some(match s {

@@ -729,3 +729,16 @@ fn integer_and_string_codes_share_an_identity() {
         json!(2322)
     );
 }
+
+/// normalize → identity → delta, as the module documentation describes it.
+#[test]
+fn module_example() {
+    let raw = vec![
+        json!({ "file": "file:///ws/src/a.ts", "line": 3, "character": 4,
+                           "severity": 1, "message": "bad", "source": "ts", "code": 2322 }),
+    ];
+    let next = normalize(&raw, &NormalizeOptions::new("/ws", 2)).unwrap();
+    assert_eq!(identity(&next[0]), "src/a.ts:ts:3:4:2322");
+    let d = delta(&next, None, None);
+    assert_eq!((d.added.len(), d.generation), (1, 2));
+}

@@ -45,7 +45,6 @@ getters!(
     outcome_bytes = 6,
     recipient_paths = 7,
     list_page_limit = 8,
-    max_request_bytes = 9,
 );
 
 impl Default for DraftLimits {
@@ -74,7 +73,7 @@ impl DraftLimits {
     }
 
     /// The resolved caps as a JSON object, named as configured.
-    pub fn to_value(&self) -> Value {
+    pub fn to_value(self) -> Value {
         let mut m = Map::new();
         for (cap, v) in SPEC.iter().zip(self.values) {
             m.insert(cap.name.into(), v.into());

@@ -32,6 +32,28 @@ pub const NAMESPACE: &str = "prism.work-draft";
 /// Checkpoint category of drafts.
 pub const CATEGORY: &str = "work-draft";
 
+/// The members of a `decide` request besides its ids and `signal` (the HTTP resume body's).
+pub const DECISION: [&str; 6] = [
+    "expectedVersion",
+    "decision",
+    "modifiedArguments",
+    "editedArgs",
+    "reason",
+    "reviewer",
+];
+
+/// Request members only `create` sets: a decision carrying one is refused as
+/// `immutable_field` (the HTTP resume body lets them through to that refusal).
+pub const CREATE_ONLY: [&str; 7] = [
+    "provider",
+    "op",
+    "payload",
+    "schema",
+    "recipients",
+    "scopes",
+    "idempotencyKey",
+];
+
 /// A `WorkDraftError` with `reason`.
 pub fn werr(reason: WorkDraftReason, message: impl Into<String>) -> PrismError {
     PrismError::work_draft(reason, message)

@@ -176,10 +176,6 @@ impl RecipientSpec {
         Ok(spec)
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.paths.is_empty() && self.scopes.is_empty()
-    }
-
     /// The stored forms: pattern strings and scope rules.
     pub fn stored(&self) -> (Vec<String>, Vec<ScopeRule>) {
         (

@@ -189,7 +189,7 @@ impl WorkDraftService {
     /// Run operation `op` on the JSON request `input`; results and events are redacted.
     pub async fn call(&self, op: &str, input: Value, abort: &AbortFlag) -> Result<Outcome> {
         abort.check()?;
-        let input = self.redact_request(input);
+        let input = self.redactor.redact_request(input);
         let out = match op {
             "create" => self.create(&input, abort).await,
             "get" => self.get(&input, abort).await,
@@ -202,32 +202,11 @@ impl WorkDraftService {
                 "unknown work draft operation {other:?}"
             ))),
         }
-        .map_err(|mut e| {
-            e.message = self.redactor.redact_str(&e.message).into_owned();
-            e
-        })?;
+        .map_err(|e| self.redactor.redact_error(e))?;
         Ok(Outcome {
             result: self.redactor.redact_value(out.result),
             event: out.event.map(|e| self.redactor.redact_value(e)),
         })
-    }
-
-    fn redact_request(&self, input: Value) -> Value {
-        match input {
-            Value::Object(obj) if !self.redactor.is_empty() => Value::Object(
-                obj.into_iter()
-                    .map(|(k, v)| {
-                        let v = if k == "ownership" {
-                            v
-                        } else {
-                            self.redactor.redact_value(v)
-                        };
-                        (k, v)
-                    })
-                    .collect(),
-            ),
-            other => other,
-        }
     }
 
     fn fields<'a>(&self, v: &'a Value, allowed: &[&str]) -> Result<Fields<'a>> {
@@ -336,6 +315,26 @@ impl WorkDraftService {
             Some(v) if v != d.version => Err(stale(v, d.version)),
             _ => Ok(d),
         }
+    }
+
+    /// Load the draft the request names at `expected`, refusing a closed one; with its
+    /// latest revision.
+    async fn load_open(
+        &self,
+        f: &Fields<'_>,
+        ctx: &Ctx,
+        expected: u64,
+        abort: &AbortFlag,
+    ) -> Result<(Draft, Revision)> {
+        let d = self.load_required(f, ctx, Some(expected), abort).await?;
+        if d.status.is_closed() {
+            return Err(Self::closed(&d));
+        }
+        let latest = d
+            .latest()
+            .cloned()
+            .ok_or_else(|| PrismError::internal("a draft without revisions"))?;
+        Ok((d, latest))
     }
 
     /// Compare-and-swap save of `d` over its loaded version; `d.version` becomes the new one.

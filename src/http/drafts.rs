@@ -7,6 +7,7 @@
 use super::route::{decode_id, RouteError};
 use super::status::HttpError;
 use super::RESERVED_KEYS;
+use crate::drafts::{CREATE_ONLY, DECISION};
 use crate::error::WorkDraftReason;
 use crate::json::{as_u64, type_name};
 use serde_json::{Map, Value};
@@ -64,24 +65,6 @@ fn invalid(message: impl Into<String>) -> HttpError {
     HttpError::new(400, "invalid_input", message)
 }
 
-/// Keys the resume body may carry. Keys only `create` sets (`provider`, `op`, …) pass on
-/// to the service, which refuses them as `immutable_field` (422).
-const RESUME_KEYS: [&str; 13] = [
-    "expectedVersion",
-    "decision",
-    "modifiedArguments",
-    "editedArgs",
-    "reason",
-    "reviewer",
-    "provider",
-    "op",
-    "payload",
-    "schema",
-    "recipients",
-    "scopes",
-    "idempotencyKey",
-];
-
 /// Check a resume body (UTF-8 text) under the path ids; the request as the service
 /// reads it, or the 400 that refuses it.
 pub fn check_resume_body(
@@ -116,7 +99,10 @@ pub fn check_resume_body(
             }
         }
     }
-    if let Some(k) = obj.keys().find(|k| !RESUME_KEYS.contains(&k.as_str())) {
+    // The decision's members, and those only create sets: the service refuses the latter
+    // as `immutable_field` (422).
+    let known = |k: &str| DECISION.contains(&k) || CREATE_ONLY.contains(&k);
+    if let Some(k) = obj.keys().find(|k| !known(k)) {
         return Err(invalid(format!("body.{k} is not a known field")));
     }
     match obj.get_mut("expectedVersion") {

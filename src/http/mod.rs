@@ -9,10 +9,9 @@ pub mod drafts;
 pub mod route;
 pub mod status;
 
-pub use authorize::{check_authorization, Authorization};
+pub use authorize::check_authorization;
 pub use body::{check_body, check_content_type, RESERVED_KEYS};
 pub use route::{
-    decode_id, match_route, route_error_response, validate_base_path, Operation, Route, RouteError,
-    DEFAULT_BASE_PATH, MAX_ID_BYTES,
+    match_route, route_error_response, validate_base_path, Operation, RouteError, DEFAULT_BASE_PATH,
 };
-pub use status::{status_for_reason, status_for_reason_str, HttpError, CODE_STATUSES};
+pub use status::{status_for_reason, HttpError, CODE_STATUSES};

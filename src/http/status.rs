@@ -41,6 +41,7 @@ pub fn status_for_reason(reason: ArtifactReason) -> u16 {
 
 /// The status for a reason given as text; `None` for an unknown reason (the JS layer
 /// treats an unknown reason as an internal error and never echoes its message).
+#[cfg(test)]
 pub fn status_for_reason_str(reason: &str) -> Option<u16> {
     ArtifactReason::ALL
         .iter()

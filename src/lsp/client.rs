@@ -142,7 +142,6 @@ pub struct Session {
     pub encoding: Encoding,
     pub state: Arc<SessionState>,
     pub process: Arc<ServerProcess>,
-    pub stderr_tail: Arc<Mutex<Vec<u8>>>,
     pub timeout: Duration,
     changed_rx: watch::Receiver<u64>,
 }
@@ -319,7 +318,6 @@ impl Session {
             encoding,
             state,
             process,
-            stderr_tail,
             timeout: cfg.timeout,
             changed_rx,
         }))
@@ -419,12 +417,6 @@ impl Session {
     /// `unchanged`.
     pub async fn pull(&self, uri: &str, version: i64) -> Result<DiagnosticSet> {
         pull(&self.transport, &self.state, uri, version, self.timeout).await
-    }
-
-    pub fn stderr_tail(&self) -> String {
-        String::from_utf8_lossy(&lock(&self.stderr_tail))
-            .trim()
-            .to_string()
     }
 }
 

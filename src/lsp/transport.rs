@@ -95,18 +95,13 @@ impl Transport {
         lock(&self.pending).closed.clone()
     }
 
-    /// Resolves when the connection is closed.
-    pub async fn wait_closed(&self) {
-        let mut rx = self.closed_tx.subscribe();
-        let _ = rx.wait_for(|c| *c).await;
-    }
-
     /// A watch that turns `true` when the connection closes.
     pub fn subscribe_closed(&self) -> watch::Receiver<bool> {
         self.closed_tx.subscribe()
     }
 
     /// Number of requests waiting for an answer.
+    #[cfg(test)]
     pub fn pending_count(&self) -> usize {
         lock(&self.pending).map.len()
     }

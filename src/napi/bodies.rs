@@ -4,13 +4,12 @@
 //! the host hooks (credentials resolver, legal-hold check) as threadsafe functions.
 
 use super::{guard, guard_async};
-use crate::bodies::sigv4::{self, Credentials, SignInput};
+use crate::bodies::sigv4::{self, Credentials};
 use crate::bodies::{
     key, verify_body, Abort, BodyLimits, BodyRef, BoxFuture, CredentialSource, HoldCheck,
     S3BodyStore, S3Options, Spool,
 };
 use crate::error::{BodyCode, PrismError};
-use crate::json::Fields;
 use bytes::Bytes;
 use napi::bindgen_prelude::{Buffer, Promise, PromiseRaw};
 use napi::threadsafe_function::ThreadsafeFunction;
@@ -103,15 +102,7 @@ pub fn create_s3_body_store(
     is_held: Option<HookFn>,
 ) -> napi::Result<S3BodyStoreHandle> {
     guard(|| {
-        let v = crate::json::parse(&options, store_err)?;
-        let f = Fields::new(&v, "options", store_err)?;
-        let limits = BodyLimits::resolve(f.get("limits"))?;
-        let opts = S3Options {
-            endpoint: f.str("endpoint")?.to_string(),
-            bucket: f.str("bucket")?.to_string(),
-            region: f.opt_str("region")?.map(str::to_string),
-            limits,
-        };
+        let opts = S3Options::from_json(&options)?;
         let held = is_held.map(|h| Arc::new(JsHold(h)) as Arc<dyn HoldCheck>);
         let store = S3BodyStore::new(opts, Arc::new(JsCredentials(credentials)), held)?;
         Ok(S3BodyStoreHandle {
@@ -381,53 +372,7 @@ pub fn bodies_object_key(ref_json: String) -> napi::Result<String> {
 /// `{ signature, canonicalRequest }` out.
 #[napi]
 pub fn bodies_sign_v4(input: String) -> napi::Result<String> {
-    guard(|| {
-        let v = crate::json::parse(&input, PrismError::type_error)?;
-        let f = Fields::new(&v, "input", PrismError::type_error)?;
-        let map = |name: &str| -> crate::error::Result<Vec<(String, String)>> {
-            Ok(f.opt_object(name)?
-                .map(|o| {
-                    o.object()
-                        .iter()
-                        .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string()))
-                        .collect()
-                })
-                .unwrap_or_default())
-        };
-        let query = map("query")?;
-        let all = map("headers")?;
-        let names: Vec<String> = f
-            .opt_array("signedHeaders")?
-            .map(|a| {
-                a.iter()
-                    .filter_map(|v| v.as_str().map(str::to_string))
-                    .collect()
-            })
-            .unwrap_or_default();
-        let headers: Vec<(String, String)> = names
-            .iter()
-            .map(|n| {
-                let v = all.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
-                (n.clone(), v.unwrap_or_default())
-            })
-            .collect();
-        let s = SignInput {
-            method: f.str("method")?,
-            path: f.str("path")?,
-            query: &query,
-            headers: &headers,
-            payload_hash: f.str("payloadHash")?,
-            region: f.str("region")?,
-            service: f.str("service")?,
-            amz_date: f.str("amzDate")?,
-            secret_access_key: f.str("secretAccessKey")?,
-        };
-        Ok(serde_json::json!({
-            "signature": s.signature(),
-            "canonicalRequest": s.canonical_request(),
-        })
-        .to_string())
-    })
+    guard(|| sigv4::sign_json(&input))
 }
 
 /// `sha256Hex(bytes)`.

@@ -29,7 +29,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Wake, Waker};
 
 /// `(token, ok, text)`: `text` is the result's text when `ok`, else the encoded error.
-type Completion = FnArgs<(u32, bool, String)>;
+pub(crate) type Completion = FnArgs<(u32, bool, String)>;
 type Done = ThreadsafeFunction<Completion, (), Completion, Status, false, true>;
 
 /// Counts outstanding calls and references the completion threadsafe function while
@@ -64,19 +64,38 @@ impl KeepAlive {
     }
 }
 
-/// One JS environment's completion path for store and artifact calls.
-#[napi]
-pub struct CallPort {
+/// A JS function `done(token, ok, text)` as a weak threadsafe function that is referenced
+/// only while calls are outstanding: the one completion path of store and artifact calls
+/// ([`CallPort`]) and of `LanguageIntelligence` calls (`lsp.rs`). `done` must not hold
+/// the native object that holds this (the threadsafe function holds `done` strongly, so
+/// that would be a cycle no GC can collect).
+pub(crate) struct Completions {
     done: Arc<Done>,
     keep_alive: Arc<KeepAlive>,
 }
 
-#[napi]
-impl CallPort {
-    /// `done(token, ok, text)` receives the outcome of every call that did not finish
-    /// on the calling thread. It must not hold the port (the port holds it strongly).
-    #[napi(constructor)]
-    pub fn new(done: Function<'_, FnArgs<(u32, bool, String)>, ()>) -> napi::Result<Self> {
+/// Where a call's outcome goes; `Send`, so the call can finish on any thread.
+#[derive(Clone)]
+pub(crate) struct Completer(Arc<Done>);
+
+impl Completer {
+    /// Hand `token`'s outcome to `done` (on the JS thread, later): the result's text, or
+    /// the error encoded as `to_js_error` encodes it.
+    pub(crate) fn complete(&self, token: u32, outcome: std::result::Result<String, String>) {
+        let completion: Completion = match outcome {
+            Ok(text) => (token, true, text),
+            Err(encoded) => (token, false, encoded),
+        }
+        .into();
+        // `Closing` only when the environment is tearing down: nobody waits.
+        let _ = self
+            .0
+            .call(completion, ThreadsafeFunctionCallMode::NonBlocking);
+    }
+}
+
+impl Completions {
+    pub(crate) fn new(done: Function<'_, Completion, ()>) -> napi::Result<Self> {
         let keep_alive = Arc::new(KeepAlive::default());
         let on_js_thread = keep_alive.clone();
         let done = done
@@ -91,6 +110,31 @@ impl CallPort {
         Ok(Self {
             done: Arc::new(done),
             keep_alive,
+        })
+    }
+
+    /// Count one outstanding call (on the JS thread); its completion releases it. Each
+    /// acquire must be followed by exactly one [`Completer::complete`].
+    pub(crate) fn acquire(&self, env: &Env) -> Completer {
+        self.keep_alive.acquire(env);
+        Completer(self.done.clone())
+    }
+}
+
+/// One JS environment's completion path for store and artifact calls.
+#[napi]
+pub struct CallPort {
+    completions: Completions,
+}
+
+#[napi]
+impl CallPort {
+    /// `done(token, ok, text)` receives the outcome of every call that did not finish
+    /// on the calling thread. It must not hold the port (the port holds it strongly).
+    #[napi(constructor)]
+    pub fn new(done: Function<'_, Completion, ()>) -> napi::Result<Self> {
+        Ok(Self {
+            completions: Completions::new(done)?,
         })
     }
 }
@@ -120,7 +164,6 @@ impl CallPort {
             Ok(Poll::Ready(Err(e))) => Err(to_js_error(e)),
             Err(panic) => Err(to_js_error(panicked(panic))),
             Ok(Poll::Pending) => {
-                self.keep_alive.acquire(env);
                 let runtime = napi::bindgen_prelude::within_runtime_if_available(
                     tokio::runtime::Handle::try_current,
                 )
@@ -129,7 +172,7 @@ impl CallPort {
                     state: AtomicU8::new(IDLE),
                     fut: Mutex::new(Some(fut)),
                     token,
-                    done: self.done.clone(),
+                    done: self.completions.acquire(env),
                     runtime,
                 });
                 // Polled again when woken (nothing ran it since the first poll).
@@ -156,7 +199,7 @@ struct Task {
     state: AtomicU8,
     fut: Mutex<Option<BoxedCall>>,
     token: u32,
-    done: Arc<Done>,
+    done: Completer,
     runtime: tokio::runtime::Handle,
 }
 
@@ -188,19 +231,15 @@ impl Task {
             let Some(fut) = slot.as_mut() else { return };
             let outcome = match catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx))) {
                 Ok(Poll::Pending) => None,
-                Ok(Poll::Ready(Ok(text))) => Some((true, text)),
-                Ok(Poll::Ready(Err(e))) => Some((false, to_js_error(e).reason)),
-                Err(panic) => Some((false, to_js_error(panicked(panic)).reason)),
+                Ok(Poll::Ready(Ok(text))) => Some(Ok(text)),
+                Ok(Poll::Ready(Err(e))) => Some(Err(to_js_error(e).reason)),
+                Err(panic) => Some(Err(to_js_error(panicked(panic)).reason)),
             };
-            if let Some((ok, text)) = outcome {
+            if let Some(outcome) = outcome {
                 *slot = None;
                 drop(slot);
                 self.state.store(DONE, Ordering::Release);
-                let completion: Completion = (self.token, ok, text).into();
-                // `Closing` only when the environment is tearing down: nobody waits.
-                let _ = self
-                    .done
-                    .call(completion, ThreadsafeFunctionCallMode::NonBlocking);
+                self.done.complete(self.token, outcome);
                 return;
             }
             drop(slot);

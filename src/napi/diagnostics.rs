@@ -522,14 +522,16 @@ pub fn diagnostics_identity(diagnostic_json: String) -> napi::Result<String> {
     guard(|| json::identity_json(&diagnostic_json))
 }
 
-/// Kept for the JSON-text comparison in the benchmark: `normalizeDiagnostics` with raw
-/// and options as JSON text, result as JSON text.
+/// Kept for the JSON-text comparison in the benchmark (feature `test-exports`):
+/// `normalizeDiagnostics` with raw and options as JSON text, result as JSON text.
+#[cfg(feature = "test-exports")]
 #[napi(js_name = "diagnosticsNormalizeJson")]
 pub fn diagnostics_normalize_json(raw_json: String, options_json: String) -> napi::Result<String> {
     guard(|| json::normalize_json(&raw_json, &options_json))
 }
 
-/// Kept for the JSON-text comparison in the benchmark.
+/// Kept for the JSON-text comparison in the benchmark (feature `test-exports`).
+#[cfg(feature = "test-exports")]
 #[napi(js_name = "diagnosticsDeltaIndicesJson")]
 pub fn diagnostics_delta_indices_json(input_json: String) -> napi::Result<String> {
     guard(|| json::delta_indices_json(&input_json))

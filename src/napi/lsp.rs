@@ -9,74 +9,33 @@
 //! error) comes back through `done`, and the JS layer settles the promise it keeps under
 //! `token`. While any call is outstanding the threadsafe function is referenced, so Node
 //! does not exit under a call; when none is, it is not, so an idle instance never keeps
-//! Node alive ([`KeepAlive`]). `done` must not hold the native handle (the threadsafe
-//! function holds `done` strongly, so that would be a cycle no GC can collect).
+//! Node alive. That completion path is `calls.rs`' `Completions`, shared with store and
+//! artifact calls; `done` must not hold the native handle.
 //! `cancel(token)` drops the Rust future of a cancellable call, which sends
 //! `$/cancelRequest` for its request.
 
+use super::calls::{Completion, Completions};
 use super::{guard, guard_async, to_js_error};
 use crate::error::{LspCode, PrismError};
 use crate::lsp::framing::{encode_frame, split_frames};
 use crate::lsp::intelligence::{Intelligence, LIMITS};
 use crate::util::caps;
 use crate::util::sync::lock;
-use napi::bindgen_prelude::{BufferSlice, FnArgs, Function};
-use napi::threadsafe_function::{
-    ThreadsafeCallContext, ThreadsafeFunction, ThreadsafeFunctionCallMode,
-};
-use napi::{Env, Status};
+use napi::bindgen_prelude::{BufferSlice, Function};
+use napi::Env;
 use napi_derive::napi;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use tokio::sync::oneshot;
 
 type Cancels = Arc<Mutex<HashMap<u32, oneshot::Sender<()>>>>;
-
-/// `(token, ok, text)`: `text` is the result's JSON text when `ok`, else the encoded error.
-type Completion = FnArgs<(u32, bool, String)>;
-type Done = ThreadsafeFunction<Completion, (), Completion, Status, false, true>;
 
 /// The native side of `LanguageIntelligence`.
 #[napi]
 pub struct NativeLanguageIntelligence {
     inner: Arc<Intelligence>,
     cancels: Cancels,
-    done: Arc<Done>,
-    keep_alive: Arc<KeepAlive>,
-}
-
-/// Counts outstanding calls and references the completion threadsafe function while
-/// there are any. Both methods run on the JS thread only (`start`, and the threadsafe
-/// function's callback), as `napi_ref/unref_threadsafe_function` require.
-#[derive(Default)]
-struct KeepAlive {
-    outstanding: AtomicUsize,
-    /// The raw `napi_threadsafe_function`, set once it exists.
-    tsfn: AtomicPtr<napi::sys::napi_threadsafe_function__>,
-}
-
-impl KeepAlive {
-    fn acquire(&self, env: &Env) {
-        if self.outstanding.fetch_add(1, Ordering::SeqCst) == 0 {
-            // SAFETY: called on the JS thread with a live threadsafe function.
-            unsafe {
-                napi::sys::napi_ref_threadsafe_function(env.raw(), self.tsfn.load(Ordering::SeqCst))
-            };
-        }
-    }
-
-    fn release(&self, env: &Env) {
-        if self.outstanding.fetch_sub(1, Ordering::SeqCst) == 1 {
-            // SAFETY: as in `acquire`.
-            unsafe {
-                napi::sys::napi_unref_threadsafe_function(
-                    env.raw(),
-                    self.tsfn.load(Ordering::SeqCst),
-                )
-            };
-        }
-    }
+    completions: Completions,
 }
 
 /// The runtime every LSP call and server connection runs on: one current-thread tokio
@@ -112,27 +71,12 @@ impl NativeLanguageIntelligence {
     /// `options` is the JSON text of the options without `policy`; `done(token, ok, text)`
     /// receives every call's outcome on the JS thread.
     #[napi(constructor)]
-    pub fn new(
-        options: String,
-        done: Function<'_, FnArgs<(u32, bool, String)>, ()>,
-    ) -> napi::Result<Self> {
+    pub fn new(options: String, done: Function<'_, Completion, ()>) -> napi::Result<Self> {
         let inner = guard(|| Intelligence::from_json(&options))?;
-        let keep_alive = Arc::new(KeepAlive::default());
-        let on_js_thread = keep_alive.clone();
-        let done = done
-            .build_threadsafe_function::<Completion>()
-            .callee_handled::<false>()
-            .weak::<true>()
-            .build_callback(move |ctx: ThreadsafeCallContext<Completion>| {
-                on_js_thread.release(&ctx.env);
-                Ok(ctx.value)
-            })?;
-        keep_alive.tsfn.store(done.raw(), Ordering::SeqCst);
         Ok(Self {
             inner: Arc::new(inner),
             cancels: Arc::new(Mutex::new(HashMap::new())),
-            done: Arc::new(done),
-            keep_alive,
+            completions: Completions::new(done)?,
         })
     }
 
@@ -149,10 +93,9 @@ impl NativeLanguageIntelligence {
     ) -> napi::Result<()> {
         guard(|| {
             let runtime = lsp_runtime()?;
-            self.keep_alive.acquire(&env);
+            let done = self.completions.acquire(&env);
             let inner = self.inner.clone();
             let cancels = self.cancels.clone();
-            let done = self.done.clone();
             let rx = cancellable.then(|| {
                 let (tx, rx) = oneshot::channel::<()>();
                 lock(&cancels).insert(token, tx);
@@ -173,13 +116,7 @@ impl NativeLanguageIntelligence {
                 if cancellable {
                     lock(&cancels).remove(&token);
                 }
-                let completion: Completion = match result {
-                    Ok(text) => (token, true, text),
-                    Err(e) => (token, false, e.reason),
-                }
-                .into();
-                // `Closing` only when the environment is tearing down: nobody is waiting.
-                let _ = done.call(completion, ThreadsafeFunctionCallMode::NonBlocking);
+                done.complete(token, result.map_err(|e| e.reason));
             };
             runtime.spawn(task);
             Ok(())

@@ -128,7 +128,9 @@ pub fn error_tables() -> napi::Result<String> {
     })
 }
 
-/// Test hook: panics on purpose so tests can prove a panic never reaches the process.
+/// Test hook (feature `test-exports`): panics on purpose so tests can prove a panic never
+/// reaches the process.
+#[cfg(feature = "test-exports")]
 #[napi_derive::napi]
 pub fn debug_panic(kind: String) -> napi::Result<String> {
     guard(|| -> Result<String, PrismError> {
@@ -143,7 +145,8 @@ pub fn debug_panic(kind: String) -> napi::Result<String> {
     })
 }
 
-/// Async twin of [`debug_panic`].
+/// Async twin of [`debug_panic`] (feature `test-exports`).
+#[cfg(feature = "test-exports")]
 #[napi_derive::napi]
 pub async fn debug_panic_async(kind: String) -> napi::Result<String> {
     guard_async(async move {

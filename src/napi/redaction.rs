@@ -5,10 +5,7 @@
 
 use super::guard;
 use crate::artifacts::redact::{constants_json, SecretRedactor};
-use crate::error::PrismError;
-use crate::json;
 use napi_derive::napi;
-use serde_json::Value;
 use std::sync::Arc;
 
 /// A native secret redactor (`createSecretRedactor`).
@@ -23,26 +20,8 @@ impl SecretRedactorHandle {
     #[napi(constructor)]
     pub fn new(secrets_json: String) -> napi::Result<Self> {
         guard(|| {
-            let v = json::parse(&secrets_json, PrismError::type_error)?;
-            let Value::Array(items) = v else {
-                return Err(PrismError::type_error(
-                    "secrets must be an array of strings",
-                ));
-            };
-            let mut secrets = Vec::with_capacity(items.len());
-            for (i, s) in items.into_iter().enumerate() {
-                match s {
-                    Value::String(s) => secrets.push(s),
-                    other => {
-                        return Err(PrismError::type_error(format!(
-                            "secrets[{i}] must be a string, got {}",
-                            json::type_name(&other)
-                        )))
-                    }
-                }
-            }
             Ok(Self {
-                inner: Arc::new(SecretRedactor::new(&secrets)?),
+                inner: Arc::new(SecretRedactor::from_json(&secrets_json)?),
             })
         })
     }

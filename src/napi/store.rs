@@ -6,12 +6,9 @@
 // Under `cargo test` nothing calls the exported functions (Node does).
 
 use super::calls::CallPort;
-use super::{guard, guard_async};
+use super::guard;
 use crate::error::PrismError;
-use crate::json::Fields;
-use crate::store::{
-    self, CheckpointStore, HostCaller, HostCheckpointStore, HostOp, MemoryLimits, MemoryStore,
-};
+use crate::store::{self, CheckpointStore, HostCaller, HostCheckpointStore, HostOp, MemoryStore};
 use napi::bindgen_prelude::Promise;
 use napi::threadsafe_function::ThreadsafeFunction;
 use napi::Env;
@@ -96,43 +93,11 @@ impl CheckpointStoreHandle {
     }
 }
 
-fn invalid_owned(m: String) -> PrismError {
-    store::invalid(m)
-}
-
 /// `createMemoryCheckpointStore(options)`; `options` is JSON text of an object.
 #[napi]
 pub fn create_memory_checkpoint_store(options: String) -> napi::Result<CheckpointStoreHandle> {
     guard(|| {
-        let v = crate::json::parse(&options, invalid_owned)?;
-        let f = Fields::new(&v, "options", invalid_owned)?;
-        for k in f.object().keys() {
-            if !["maxRecords", "maxValueBytes", "maxPageSize"].contains(&k.as_str()) {
-                return Err(store::invalid(format!(
-                    "options has an unknown field {k:?} (allowed: maxRecords, maxValueBytes, maxPageSize)"
-                )));
-            }
-        }
-        let limit = |name: &str| -> crate::error::Result<Option<u64>> {
-            match f.get(name) {
-                None => Ok(None),
-                Some(v) => match crate::json::as_u64(v) {
-                    Some(n) => Ok(Some(n)),
-                    None if v.is_number() => Err(PrismError::range(format!(
-                        "options.{name} must be a positive integer"
-                    ))),
-                    None => Err(store::invalid(format!(
-                        "options.{name} must be a positive integer, got {}",
-                        crate::json::type_name(v)
-                    ))),
-                },
-            }
-        };
-        let limits = MemoryLimits::resolve(
-            limit("maxRecords")?,
-            limit("maxValueBytes")?,
-            limit("maxPageSize")?,
-        )?;
+        let limits = store::options::memory_limits_json(&options)?;
         Ok(CheckpointStoreHandle::new(Arc::new(MemoryStore::new(
             limits,
         ))))
@@ -199,159 +164,91 @@ pub fn create_host_checkpoint_store(
     })
 }
 
-/// `createSqlitePersistence(options)`: the database file and its checkpoint store.
+/// The database behind a [`PersistenceHandle`].
+#[derive(Clone)]
+enum Database {
+    Sqlite(Arc<store::SqlitePersistence>),
+    Postgres(Arc<store::PostgresPersistence>),
+}
+
+/// What `createSqlitePersistence(options)` and `createPostgresPersistence(options)` answer:
+/// the database and its checkpoint store.
 #[napi]
-pub struct SqlitePersistenceHandle {
-    inner: Arc<store::SqlitePersistence>,
+pub struct PersistenceHandle {
+    db: Database,
     checkpoints: Arc<dyn CheckpointStore>,
 }
 
 #[napi]
-impl SqlitePersistenceHandle {
+impl PersistenceHandle {
     /// The checkpoint store over this database.
     #[napi]
     pub fn checkpoints(&self) -> CheckpointStoreHandle {
         CheckpointStoreHandle::new(self.checkpoints.clone())
     }
 
-    /// Test helper, not wrapped by `js/store.js`: `PRAGMA integrity_check` rows.
-    #[napi]
-    pub async fn integrity_check(&self) -> napi::Result<Vec<String>> {
-        let inner = self.inner.clone();
-        guard_async(async move { inner.query_strings("PRAGMA integrity_check".into()).await }).await
-    }
-
     /// Refuse every operation requested from now on (at once, on this thread), wait for
-    /// work in flight, close the database. Idempotent. Completes like a store call.
+    /// work in flight, close the database (or pool). Idempotent. Completes like a store call.
     #[napi(ts_return_type = "string | null")]
     pub fn close(&self, env: &Env, port: &CallPort, token: u32) -> napi::Result<Option<String>> {
-        self.inner.begin_close();
-        let inner = self.inner.clone();
+        match &self.db {
+            Database::Sqlite(db) => db.begin_close(),
+            Database::Postgres(db) => db.begin_close(),
+        }
+        let db = self.db.clone();
         port.start(env, token, async move {
-            inner.close().await?;
+            match db {
+                Database::Sqlite(db) => db.close().await?,
+                Database::Postgres(db) => db.close().await?,
+            }
             Ok("null".to_string())
         })
+    }
+}
+
+/// Test helper (feature `test-exports`), not wrapped by `js/store.js`.
+#[cfg(feature = "test-exports")]
+#[napi]
+impl PersistenceHandle {
+    /// `PRAGMA integrity_check` rows of a SQLite database.
+    #[napi]
+    pub async fn integrity_check(&self) -> napi::Result<Vec<String>> {
+        let db = self.db.clone();
+        super::guard_async(async move {
+            match db {
+                Database::Sqlite(db) => db.query_strings("PRAGMA integrity_check".into()).await,
+                Database::Postgres(_) => Err(PrismError::internal("not a SQLite database")),
+            }
+        })
+        .await
     }
 }
 
 /// `options` is JSON text of `{ filename, busyTimeoutMs? }`.
 #[napi]
-pub fn create_sqlite_persistence(options: String) -> napi::Result<SqlitePersistenceHandle> {
+pub fn create_sqlite_persistence(options: String) -> napi::Result<PersistenceHandle> {
     guard(|| {
-        let v = crate::json::parse(&options, invalid_owned)?;
-        let f = Fields::new(&v, "options", invalid_owned)?;
-        for k in f.object().keys() {
-            if !["filename", "busyTimeoutMs"].contains(&k.as_str()) {
-                return Err(store::invalid(format!(
-                    "options has an unknown field {k:?} (allowed: filename, busyTimeoutMs)"
-                )));
-            }
-        }
-        let filename = f.str("filename")?;
-        let busy = match f.get("busyTimeoutMs") {
-            None => None,
-            Some(v) => match crate::json::as_u64(v) {
-                Some(n) => Some(n),
-                None if v.is_number() => {
-                    return Err(PrismError::range(
-                        "options.busyTimeoutMs must be a positive integer",
-                    ))
-                }
-                None => {
-                    return Err(store::invalid(format!(
-                        "options.busyTimeoutMs must be a positive integer, got {}",
-                        crate::json::type_name(v)
-                    )))
-                }
-            },
-        };
-        let persistence = store::SqlitePersistence::new(store::SqliteOptions::new(filename, busy)?);
-        let checkpoints = persistence.checkpoints();
-        Ok(SqlitePersistenceHandle {
-            inner: Arc::new(persistence),
-            checkpoints,
+        let persistence =
+            store::SqlitePersistence::new(store::options::sqlite_options_json(&options)?);
+        Ok(PersistenceHandle {
+            checkpoints: persistence.checkpoints(),
+            db: Database::Sqlite(Arc::new(persistence)),
         })
     })
 }
 
-/// `createPostgresPersistence(options)`: a pool over a PostgreSQL database.
-#[napi]
-pub struct PostgresPersistenceHandle {
-    inner: Arc<store::PostgresPersistence>,
-    checkpoints: Arc<dyn CheckpointStore>,
-}
-
-#[napi]
-impl PostgresPersistenceHandle {
-    /// The checkpoint store over this database.
-    #[napi]
-    pub fn checkpoints(&self) -> CheckpointStoreHandle {
-        CheckpointStoreHandle::new(self.checkpoints.clone())
-    }
-
-    /// Refuse every operation requested from now on (at once, on this thread), wait for
-    /// work in flight, close the pool. Idempotent. Completes like a store call.
-    #[napi(ts_return_type = "string | null")]
-    pub fn close(&self, env: &Env, port: &CallPort, token: u32) -> napi::Result<Option<String>> {
-        self.inner.begin_close();
-        let inner = self.inner.clone();
-        port.start(env, token, async move {
-            inner.close().await?;
-            Ok("null".to_string())
-        })
-    }
-}
-
-fn opt_limit(f: &Fields<'_>, name: &str) -> crate::error::Result<Option<u64>> {
-    match f.get(name) {
-        None => Ok(None),
-        Some(v) => match crate::json::as_u64(v) {
-            Some(n) => Ok(Some(n)),
-            None if v.is_number() => Err(PrismError::range(format!(
-                "options.{name} must be a positive integer"
-            ))),
-            None => Err(store::invalid(format!(
-                "options.{name} must be a positive integer, got {}",
-                crate::json::type_name(v)
-            ))),
-        },
-    }
-}
-
 /// `options` is JSON text of `{ connectionString, maxConnections?, schema?, connectTimeoutMs? }`.
 #[napi]
-pub fn create_postgres_persistence(options: String) -> napi::Result<PostgresPersistenceHandle> {
+pub fn create_postgres_persistence(options: String) -> napi::Result<PersistenceHandle> {
     guard(|| {
-        let v = crate::json::parse(&options, invalid_owned)?;
-        let f = Fields::new(&v, "options", invalid_owned)?;
-        const ALLOWED: [&str; 4] = [
-            "connectionString",
-            "maxConnections",
-            "schema",
-            "connectTimeoutMs",
-        ];
-        for k in f.object().keys() {
-            if !ALLOWED.contains(&k.as_str()) {
-                return Err(store::invalid(format!(
-                    "options has an unknown field {k:?} (allowed: {})",
-                    ALLOWED.join(", ")
-                )));
-            }
-        }
-        let options = store::PostgresOptions::new(
-            f.str("connectionString")?,
-            opt_limit(&f, "maxConnections")?,
-            f.opt_str("schema")?,
-            opt_limit(&f, "connectTimeoutMs")?,
-        )?;
+        let options = store::options::postgres_options_json(&options)?;
         // Building the pool needs the runtime context (its timers); no connection is made.
         let persistence = napi::bindgen_prelude::within_runtime_if_available(|| {
             store::PostgresPersistence::new(options)
         })?;
-        let checkpoints = persistence.checkpoints();
-        Ok(PostgresPersistenceHandle {
-            inner: Arc::new(persistence),
-            checkpoints,
+        Ok(PersistenceHandle {
+            checkpoints: persistence.checkpoints(),
+            db: Database::Postgres(Arc::new(persistence)),
         })
     })
 }

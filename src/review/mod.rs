@@ -15,16 +15,10 @@ mod limits;
 pub mod manifest;
 mod text;
 
-pub use accept::{assert_accepted, assert_accepted_json, Outcome, ReviewState, Rule};
-pub use limits::{
-    ReviewLimits, ASSERT_INPUT_BYTES, CHECK_SUMMARY_BYTES, MANIFEST_INPUT_BYTES, NOTE_BYTES,
-    REVIEWER_BYTES, URI_BYTES,
-};
+pub use accept::assert_accepted_json;
 pub use manifest::{
-    create_manifest_binding, create_manifest_columns, digest_of_manifest_value,
-    resolve_limits_json, Columns, ColumnsOutput, UNBOUND_MEMBERS,
+    create_manifest_binding, create_manifest_columns, resolve_limits_json, Columns,
 };
-pub use text::{is_iso_utc, IDENT_BYTES, PATH_BYTES};
 
 #[cfg(test)]
 mod tests;

@@ -2,6 +2,7 @@
 //! SQLite, PostgreSQL, the host bridge), with forced two-writer interleavings for CAS in
 //! the manner of Kubernetes' storage tests. Each store's test module calls [`run`].
 
+use super::model::Order;
 use super::*;
 use crate::error::{ErrorKind, Result};
 use serde_json::{json, Value};

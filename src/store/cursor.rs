@@ -3,7 +3,7 @@
 //! writes between pages never repeat or skip an entry that existed throughout. A cursor
 //! is opaque to callers: base64url of a small tagged JSON array.
 
-use super::model::{conflict, ListCheckpoints, Order, MAX_CURSOR_BYTES};
+use super::model::{conflict, ListCheckpoints, MAX_CURSOR_BYTES};
 use crate::error::Result;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
@@ -46,14 +46,6 @@ pub fn decode(cursor: &str) -> Result<Position> {
 /// The decoded cursor of a query, if any.
 pub fn after(q: &ListCheckpoints) -> Result<Option<Position>> {
     q.cursor.as_deref().map(decode).transpose()
-}
-
-/// True when `pos` comes strictly after `cursor` in the query's order.
-pub fn is_after(pos: &Position, cursor: &Position, order: Order) -> bool {
-    match order {
-        Order::Asc => pos > cursor,
-        Order::Desc => pos < cursor,
-    }
 }
 
 /// The smallest string greater than every string that starts with `prefix` (in code

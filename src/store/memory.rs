@@ -159,17 +159,10 @@ impl MemoryStore {
         }
     }
 
-    pub fn limits(&self) -> MemoryLimits {
-        self.limits
-    }
-
     /// Number of checkpoints held.
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.lock().by_id.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {

@@ -70,6 +70,7 @@ pub mod host;
 mod lifecycle;
 pub mod memory;
 pub mod model;
+pub mod options;
 pub mod postgres;
 pub mod sqlite;
 pub mod wire;
@@ -80,8 +81,8 @@ pub(crate) mod conformance;
 pub use host::{HostCaller, HostCheckpointStore, HostOp};
 pub use memory::{MemoryLimits, MemoryStore};
 pub use model::{
-    value_bytes, Checkpoint, CheckpointKey, ListCheckpoints, Order, Ownership, Page,
-    SaveCheckpoint, SignalRef, PAGE_SIZE_DEFAULT, PAGE_SIZE_HARD, PAGE_SIZE_SQL, VALUE_BYTES_HARD,
+    value_bytes, Checkpoint, CheckpointKey, ListCheckpoints, Ownership, Page, SaveCheckpoint,
+    SignalRef, VALUE_BYTES_HARD,
 };
 pub use postgres::{PostgresOptions, PostgresPersistence};
 pub use sqlite::{SqliteOptions, SqlitePersistence};

@@ -340,6 +340,7 @@ impl SqlitePersistence {
 
     /// Run `sql` (a read-only query answering one text column) — for tests and tools
     /// such as `PRAGMA integrity_check`.
+    #[cfg(any(test, feature = "test-exports"))]
     pub async fn query_strings(&self, sql: String) -> Result<Vec<String>> {
         read(&self.shared, move |conn| {
             let mut stmt = conn.prepare(&sql).map_err(db_error)?;

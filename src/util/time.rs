@@ -74,6 +74,47 @@ fn digits(s: &[u8], from: usize, n: usize) -> Option<i64> {
     Some(v)
 }
 
+/// The optional `.fff…` at `i`: its milliseconds (digits past the third ignored) and the
+/// index after it; `None` for a dot without digits.
+fn fraction_ms(s: &[u8], mut i: usize) -> Option<(i64, usize)> {
+    let mut millis = 0;
+    if s.get(i) == Some(&b'.') {
+        i += 1;
+        let start = i;
+        while let Some(b) = s.get(i).filter(|b| b.is_ascii_digit()) {
+            if i - start < 3 {
+                millis = millis * 10 + i64::from(b - b'0');
+            }
+            i += 1;
+        }
+        let n = i - start;
+        if n == 0 {
+            return None;
+        }
+        for _ in n..3 {
+            millis *= 10;
+        }
+    }
+    Some((millis, i))
+}
+
+/// The offset at `i` that ends the text: `Z` or `±hh:mm`, in minutes east of UTC.
+fn offset_minutes(s: &[u8], i: usize) -> Option<i64> {
+    match s.get(i) {
+        Some(b'Z' | b'z') if i + 1 == s.len() => Some(0),
+        Some(sign @ (b'+' | b'-')) if i + 6 == s.len() => {
+            let oh = digits(s, i + 1, 2)?;
+            let om = digits(s, i + 4, 2)?;
+            if s.get(i + 3) != Some(&b':') || oh > 23 || om > 59 {
+                return None;
+            }
+            let o = oh * 60 + om;
+            Some(if *sign == b'-' { -o } else { o })
+        }
+        _ => None,
+    }
+}
+
 /// Parse an RFC 3339 timestamp (`2026-07-25T04:10:00Z`, `…00.123+02:00`) to epoch ms.
 pub fn parse_iso(text: &str) -> Option<i64> {
     let s = text.as_bytes();
@@ -116,42 +157,8 @@ pub fn parse_iso(text: &str) -> Option<i64> {
     if day < 1 || day > max_day {
         return None;
     }
-    let mut i = 19;
-    let mut millis = 0;
-    if s.get(i) == Some(&b'.') {
-        i += 1;
-        let start = i;
-        while let Some(b) = s.get(i).filter(|b| b.is_ascii_digit()) {
-            if i - start < 3 {
-                millis = millis * 10 + i64::from(b - b'0');
-            }
-            i += 1;
-        }
-        let n = i - start;
-        if n == 0 {
-            return None;
-        }
-        for _ in n..3 {
-            millis *= 10;
-        }
-    }
-    let offset_min = match s.get(i) {
-        Some(b'Z' | b'z') if i + 1 == s.len() => 0,
-        Some(sign @ (b'+' | b'-')) if i + 6 == s.len() => {
-            let oh = digits(s, i + 1, 2)?;
-            let om = digits(s, i + 4, 2)?;
-            if s.get(i + 3) != Some(&b':') || oh > 23 || om > 59 {
-                return None;
-            }
-            let o = oh * 60 + om;
-            if *sign == b'-' {
-                -o
-            } else {
-                o
-            }
-        }
-        _ => return None,
-    };
+    let (millis, i) = fraction_ms(s, 19)?;
+    let offset_min = offset_minutes(s, i)?;
     let days = days_from_civil(year, month, day);
     let secs = days * 86_400 + hour * 3600 + minute * 60 + second.min(59) - offset_min * 60;
     Some(secs * 1000 + millis)

@@ -2,6 +2,7 @@
 //! stores have their own conformance suite; the JS suites run the service over all of
 //! them, host stores included).
 
+use super::context::ABORTED;
 use super::*;
 use crate::store::{BoxFuture, MemoryLimits, MemoryStore, Page};
 use serde_json::json;
@@ -116,6 +117,11 @@ async fn run(svc: &ArtifactService, op: &str, input: Value) -> Result<Value> {
         .map(|o| o.result)
 }
 
+/// The whole outcome (result and event) of a call that must succeed.
+async fn outcome(svc: &ArtifactService, op: &str, input: Value) -> Outcome {
+    svc.call(op, input, &AbortFlag::new()).await.unwrap()
+}
+
 async fn attach(svc: &ArtifactService, id: &str) -> Value {
     run(
         svc,
@@ -186,15 +192,13 @@ async fn attach_creates_revision_one_pending_and_is_idempotent_with_id() {
 #[tokio::test]
 async fn attach_event_and_revise_inherits_mime_and_resets_to_pending() {
     let (_, svc) = service();
-    let out = svc
-        .call(
-            "attach",
-            json!({ "ownership": owner(), "identity": identity(), "threadId": "thread-1", "id": "a",
+    let out = outcome(
+        &svc,
+        "attach",
+        json!({ "ownership": owner(), "identity": identity(), "threadId": "thread-1", "id": "a",
                     "uri": "https://x", "mime": "text/markdown", "hash": "h1" }),
-            &AbortFlag::new(),
-        )
-        .await
-        .unwrap();
+    )
+    .await;
     let e = out.event.unwrap();
     assert_eq!(
         (
@@ -633,17 +637,15 @@ async fn concurrent_reviewers_never_lose_or_duplicate_decisions() {
 #[tokio::test]
 async fn secrets_never_reach_the_store_results_or_events() {
     let (store, svc) = service_with(json!({}), &["sk-live-SECRET", "hunter2"]);
-    let out = svc
-        .call(
-            "attach",
-            json!({ "ownership": owner(), "identity": { "tenantId": "t1", "principal": { "kind": "user", "id": "hunter2" }, "scopes": [], "issuedAt": 0, "verified": true },
+    let out = outcome(
+        &svc,
+        "attach",
+        json!({ "ownership": owner(), "identity": { "tenantId": "t1", "principal": { "kind": "user", "id": "hunter2" }, "scopes": [], "issuedAt": 0, "verified": true },
                     "threadId": "thread-1", "id": "a", "uri": "https://x/?token=sk-live-SECRET", "mime": "m", "hash": "h",
                     "changeNote": "pw hunter2", "preview": { "sk-live-SECRET": ["hunter2", { "deep": "sk-live-SECRET" }] },
                     "citations": [{ "uri": "https://c", "excerpt": "hunter2" }] }),
-            &AbortFlag::new(),
-        )
-        .await
-        .unwrap();
+    )
+        .await;
     let approved = svc
         .call("approve", json!({ "ownership": owner(), "threadId": "thread-1", "artifactId": "a", "version": 1, "reviewer": "user:hunter2", "note": "sk-live-SECRET" }), &AbortFlag::new())
         .await
@@ -1018,17 +1020,15 @@ async fn a_record_written_by_the_reference_service_loads_and_works() {
 #[tokio::test]
 async fn decision_events_have_the_reference_shape() {
     let (_, svc) = service();
-    let attached = svc
-        .call(
-            "attach",
-            json!({ "ownership": owner(), "identity": identity(), "threadId": "thread-1", "id": "a",
+    let attached = outcome(
+        &svc,
+        "attach",
+        json!({ "ownership": owner(), "identity": identity(), "threadId": "thread-1", "id": "a",
                     "uri": "https://x", "mime": "m", "hash": "h" }),
-            &AbortFlag::new(),
-        )
-        .await
-        .unwrap()
-        .event
-        .unwrap();
+    )
+    .await
+    .event
+    .unwrap();
     let keys = |e: &Value| e.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
     assert_eq!(
         keys(&attached),
@@ -1044,14 +1044,12 @@ async fn decision_events_have_the_reference_shape() {
         ]
     );
     assert!(time::parse_iso(attached["timestamp"].as_str().unwrap()).is_some());
-    let approved = svc
-        .call(
-            "approve",
-            json!({ "ownership": owner(), "threadId": "thread-1", "artifactId": "a", "version": 1, "reviewer": "user:r" }),
-            &AbortFlag::new(),
-        )
+    let approved = outcome(
+        &svc,
+        "approve",
+        json!({ "ownership": owner(), "threadId": "thread-1", "artifactId": "a", "version": 1, "reviewer": "user:r" }),
+    )
         .await
-        .unwrap()
         .event
         .unwrap();
     assert_eq!(

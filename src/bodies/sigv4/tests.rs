@@ -125,3 +125,40 @@ fn encoding_and_dates() {
     assert_eq!(uri_encode("a/b", false), "a/b");
     assert_eq!(amz_date(1_369_353_600_000), "20130524T000000Z");
 }
+
+#[test]
+fn sign_json_reads_the_sign_input_and_matches_the_vector() {
+    let input = serde_json::json!({
+        "method": "GET", "path": "/test.txt", "payloadHash": EMPTY_SHA256,
+        "region": "us-east-1", "service": "s3", "amzDate": DATE, "secretAccessKey": SECRET,
+        "headers": { "host": HOST, "range": "bytes=0-9", "x-amz-content-sha256": EMPTY_SHA256,
+                     "x-amz-date": DATE, "x-unsigned": "ignored" },
+        "signedHeaders": ["host", "range", "x-amz-content-sha256", "x-amz-date"],
+    });
+    let out: serde_json::Value =
+        serde_json::from_str(&sign_json(&input.to_string()).unwrap()).unwrap();
+    assert_eq!(
+        out["signature"],
+        "f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41"
+    );
+    assert!(!out["canonicalRequest"]
+        .as_str()
+        .unwrap()
+        .contains("x-unsigned"));
+    // A signed header missing from `headers` is signed with an empty value.
+    let mut missing = input.clone();
+    missing["signedHeaders"] = serde_json::json!(["host", "x-amz-meta-a"]);
+    let out: serde_json::Value =
+        serde_json::from_str(&sign_json(&missing.to_string()).unwrap()).unwrap();
+    assert!(out["canonicalRequest"]
+        .as_str()
+        .unwrap()
+        .contains("\nx-amz-meta-a:\n"));
+    for bad in ["[]", "{}", r#"{"method":1}"#] {
+        assert_eq!(
+            sign_json(bad).unwrap_err().kind,
+            crate::error::ErrorKind::Type,
+            "{bad}"
+        );
+    }
+}

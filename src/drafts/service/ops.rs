@@ -2,42 +2,20 @@
 
 use super::super::model::{Decision, Draft, Execution, Status};
 use super::super::recipients::RecipientSpec;
-use super::super::{payload, werr};
+use super::super::{payload, werr, CREATE_ONLY, DECISION};
 use super::{name, new_id, text, Ctx, Outcome, WorkDraftService};
 use crate::artifacts::AbortFlag;
-use crate::error::{PrismError, Result, WorkDraftReason as R};
+use crate::error::{Result, WorkDraftReason as R};
 use crate::json::Fields;
 use serde_json::{json, Value};
 
-/// Create members that make up a draft's identity: a second create of the same id must
-/// repeat them (and the same first payload) or it is a conflict.
-const CREATE: [&str; 10] = [
-    "draftId",
-    "provider",
-    "op",
-    "payload",
-    "schema",
-    "recipients",
-    "scopes",
-    "idempotencyKey",
-    "author",
-    "signal",
-];
-
-/// Members a decision may not carry: only create sets them.
-const IMMUTABLE: [&str; 7] = [
-    "provider",
-    "op",
-    "payload",
-    "schema",
-    "recipients",
-    "scopes",
-    "idempotencyKey",
-];
-
 impl WorkDraftService {
     pub(super) async fn create(&self, v: &Value, abort: &AbortFlag) -> Result<Outcome> {
-        let f = self.fields(v, &CREATE[..9])?;
+        let allowed: Vec<&str> = ["draftId", "author"]
+            .into_iter()
+            .chain(CREATE_ONLY)
+            .collect();
+        let f = self.fields(v, &allowed)?;
         let ctx = self.ctx(&f)?;
         let l = self.config.limits;
         let thread = self.id(&f, "threadId")?;
@@ -189,25 +167,14 @@ impl WorkDraftService {
     }
 
     pub(super) async fn decide(&self, v: &Value, abort: &AbortFlag) -> Result<Outcome> {
-        if let Some(k) = IMMUTABLE.iter().find(|k| v.get(**k).is_some()) {
+        if let Some(k) = CREATE_ONLY.iter().find(|k| v.get(**k).is_some()) {
             return Err(werr(
                 R::ImmutableField,
                 format!("input.{k} is set by create and cannot be changed"),
             ));
         }
-        let f = self.fields(
-            v,
-            &[
-                "draftId",
-                "expectedVersion",
-                "decision",
-                "modifiedArguments",
-                "editedArgs",
-                "reason",
-                "reviewer",
-                "signal",
-            ],
-        )?;
+        let allowed: Vec<&str> = ["draftId", "signal"].into_iter().chain(DECISION).collect();
+        let f = self.fields(v, &allowed)?;
         let ctx = self.ctx(&f)?;
         let expected = Self::expected_version(&f)?;
         let decision = match f.opt_str("decision")? {
@@ -226,14 +193,7 @@ impl WorkDraftService {
                     "a decision needs a verified identity or an explicit reviewer".into(),
                 )
             })?;
-        let mut d = self.load_required(&f, &ctx, Some(expected), abort).await?;
-        if d.status.is_closed() {
-            return Err(super::WorkDraftService::closed(&d));
-        }
-        let latest = d
-            .latest()
-            .cloned()
-            .ok_or_else(|| PrismError::internal("a draft without revisions"))?;
+        let (mut d, latest) = self.load_open(&f, &ctx, expected, abort).await?;
         let edited = match edit {
             Some(e) if payload::digest(e) != latest.payload_digest => Some(e),
             _ => None,
@@ -332,14 +292,7 @@ impl WorkDraftService {
             ));
         }
         let claimed_by = ctx.actor.clone().or(name(&f, "claimedBy", false)?);
-        let mut d = self.load_required(&f, &ctx, Some(expected), abort).await?;
-        if d.status.is_closed() {
-            return Err(super::WorkDraftService::closed(&d));
-        }
-        let latest = d
-            .latest()
-            .cloned()
-            .ok_or_else(|| PrismError::internal("a draft without revisions"))?;
+        let (mut d, latest) = self.load_open(&f, &ctx, expected, abort).await?;
         // The stored payload must still be the one its digest (and so any approval) names.
         if payload::digest(&latest.payload) != latest.payload_digest {
             return Err(werr(

@@ -21,7 +21,7 @@ mod session;
 mod sync;
 
 use options::parse_servers;
-pub use options::{Limits, ServerConfig, LIMITS};
+pub use options::{Limits, LIMITS};
 
 use super::documents::{language_id, Workspace};
 use crate::error::{LspCode, PrismError, Result};

@@ -16,7 +16,7 @@ pub(crate) mod finish;
 pub(crate) mod model;
 pub(crate) mod read;
 
-pub use canonical::{digest_of_manifest_value, UNBOUND_MEMBERS};
+pub use canonical::digest_of_manifest_value;
 
 use super::limits::{ReviewLimits, MANIFEST_INPUT_BYTES};
 use super::text::limit_err;

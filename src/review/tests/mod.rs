@@ -1,6 +1,12 @@
 //! Unit and property tests of the review core, one per rule: `manifest.rs` for
 //! `createCodingPatchReviewManifest`, `accept.rs` for `assertCodingPatchAccepted`.
 
+use super::accept::{assert_accepted, Outcome, ReviewState, Rule};
+use super::limits::{
+    ASSERT_INPUT_BYTES, CHECK_SUMMARY_BYTES, MANIFEST_INPUT_BYTES, NOTE_BYTES, REVIEWER_BYTES,
+    URI_BYTES,
+};
+use super::manifest::canonical::{digest_of_manifest_value, UNBOUND_MEMBERS};
 use super::*;
 use crate::error::{ErrorKind, PrismError, ReviewCode};
 use crate::util::MAX_SAFE_INTEGER;
