@@ -147,7 +147,7 @@ function createMemoryCheckpointStore(options) {
 }
 
 /**
- * @param {import('../binding.js').SqlitePersistenceHandle | import('../binding.js').PostgresPersistenceHandle} handle
+ * @param {import('../binding.js').PersistenceHandle} handle
  */
 function persistence(handle) {
   return Object.freeze({

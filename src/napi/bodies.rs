@@ -98,8 +98,8 @@ impl Default for BodyAbortHandle {
 #[napi]
 pub fn create_s3_body_store(
     options: String,
-    credentials: HookFn,
-    is_held: Option<HookFn>,
+    #[napi(ts_arg_type = "(json: string) => Promise<string>")] credentials: HookFn,
+    #[napi(ts_arg_type = "(json: string) => Promise<string>")] is_held: Option<HookFn>,
 ) -> napi::Result<S3BodyStoreHandle> {
     guard(|| {
         let opts = S3Options::from_json(&options)?;

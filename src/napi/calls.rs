@@ -132,7 +132,13 @@ impl CallPort {
     /// `done(token, ok, text)` receives the outcome of every call that did not finish
     /// on the calling thread. It must not hold the port (the port holds it strongly).
     #[napi(constructor)]
-    pub fn new(done: Function<'_, Completion, ()>) -> napi::Result<Self> {
+    pub fn new(
+        #[napi(ts_arg_type = "(token: number, ok: boolean, text: string) => void")] done: Function<
+            '_,
+            Completion,
+            (),
+        >,
+    ) -> napi::Result<Self> {
         Ok(Self {
             completions: Completions::new(done)?,
         })

@@ -63,7 +63,7 @@ impl WorkDraftServiceHandle {
         store: &CheckpointStoreHandle,
         redactor: &SecretRedactorHandle,
         options_json: String,
-        policy: Option<PolicyFn>,
+        #[napi(ts_arg_type = "(json: string) => Promise<string>")] policy: Option<PolicyFn>,
     ) -> napi::Result<Self> {
         guard(|| {
             let options = json::parse(&options_json, PrismError::type_error)?;

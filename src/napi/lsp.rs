@@ -71,7 +71,14 @@ impl NativeLanguageIntelligence {
     /// `options` is the JSON text of the options without `policy`; `done(token, ok, text)`
     /// receives every call's outcome on the JS thread.
     #[napi(constructor)]
-    pub fn new(options: String, done: Function<'_, Completion, ()>) -> napi::Result<Self> {
+    pub fn new(
+        options: String,
+        #[napi(ts_arg_type = "(token: number, ok: boolean, text: string) => void")] done: Function<
+            '_,
+            Completion,
+            (),
+        >,
+    ) -> napi::Result<Self> {
         let inner = guard(|| Intelligence::from_json(&options))?;
         Ok(Self {
             inner: Arc::new(inner),

@@ -146,10 +146,10 @@ impl HostCaller for TsfnCaller {
 /// of an envelope. `js/store.js` builds them around a host object's methods.
 #[napi]
 pub fn create_host_checkpoint_store(
-    save: HostFn,
-    load: HostFn,
-    list: HostFn,
-    remove: HostFn,
+    #[napi(ts_arg_type = "(json: string) => Promise<string>")] save: HostFn,
+    #[napi(ts_arg_type = "(json: string) => Promise<string>")] load: HostFn,
+    #[napi(ts_arg_type = "(json: string) => Promise<string>")] list: HostFn,
+    #[napi(ts_arg_type = "(json: string) => Promise<string>")] remove: HostFn,
 ) -> napi::Result<CheckpointStoreHandle> {
     guard(|| {
         let caller = TsfnCaller {

@@ -16,6 +16,7 @@ pub mod manifest;
 mod text;
 
 pub use accept::assert_accepted_json;
+pub use limits::{ASSERT_INPUT_BYTES, MANIFEST_INPUT_BYTES};
 pub use manifest::{
     create_manifest_binding, create_manifest_columns, resolve_limits_json, Columns,
 };
