@@ -112,7 +112,7 @@ impl S3BodyStore {
             let resp = self.fetch(r).await?;
             check_headers(r, &resp)?;
             let mut body = resp.into_body();
-            let mut spool = SpoolWriter::new(r.size).await?;
+            let mut spool = SpoolWriter::new(r.size)?;
             let mut hasher = Sha256::new();
             let mut n: u64 = 0;
             while let Some(frame) = body.frame().await {
@@ -125,7 +125,7 @@ impl S3BodyStore {
                     return Err(size_mismatch(n, r.size));
                 }
                 hasher.update(&data);
-                spool.write(&data).await?;
+                spool.write(&data)?;
             }
             if n != r.size {
                 return Err(size_mismatch(n, r.size));
@@ -133,7 +133,7 @@ impl S3BodyStore {
             if <[u8; 32]>::from(hasher.finalize()) != r.hash {
                 return Err(hash_mismatch());
             }
-            spool.finish(n).await
+            spool.finish(n)
         })
         .await
     }
