@@ -129,6 +129,17 @@ impl Spool {
     pub fn remaining(&self) -> u64 {
         self.len - self.offset
     }
+
+    /// Drop the spool without blocking the caller: closing the unlinked file frees its
+    /// page cache (up to 512 MiB), which takes a while, so a file spool is closed on a
+    /// short-lived thread (inline only if no thread can be started).
+    pub fn release(self) {
+        if let SpoolInner::File(_) = self.inner {
+            let _ = std::thread::Builder::new()
+                .name("prism-spool-close".into())
+                .spawn(move || drop(self));
+        }
+    }
 }
 
 #[cfg(test)]

@@ -167,12 +167,19 @@ impl BodyReadHandle {
             .unwrap_or(0.0)
     }
 
-    /// Release the spool (its temporary file) now; later reads fail.
+    /// Release the spool now (off this thread: `Spool::release`); later reads fail.
     #[napi]
     pub fn close(&self) {
-        if let Ok(mut g) = self.spool.lock() {
-            g.take();
+        let spool = self.spool.lock().ok().and_then(|mut g| g.take());
+        if let Some(spool) = spool {
+            spool.release();
         }
+    }
+}
+
+impl Drop for BodyReadHandle {
+    fn drop(&mut self) {
+        self.close();
     }
 }
 
