@@ -1,9 +1,13 @@
 //! The transfers: put (whole or streamed), get (verified through a spool), delete.
 
 use super::*;
+use crate::bodies::transport::Direct;
 
 /// Chunks a streamed upload buffers between the caller and the connection.
 const STREAM_CHANNEL: usize = 4;
+/// Downloads larger than this (spooled to a file) get a connection of their own: a new
+/// connection (and TLS handshake) is small next to the body.
+const DIRECT_MIN: u64 = 1024 * 1024;
 
 impl S3BodyStore {
     fn put_request(
@@ -106,16 +110,39 @@ impl S3BodyStore {
         .await
     }
 
-    /// `get`: the verified body, ready to read.
+    /// `get`: the verified body, ready to read. A body that is spooled to a file downloads
+    /// on a connection of its own, read in the same task that hashes and spools it
+    /// (`transport::Direct`); smaller ones reuse pooled connections.
     pub async fn get(&self, r: &BodyRef, abort: &Abort) -> Result<Spool> {
         abortable(abort, async {
-            let resp = self.fetch(r).await?;
-            check_headers(r, &resp)?;
+            let _permit = self.permit().await?;
+            let creds = self.credentials().await?;
+            let url = self.presigned_url("GET", r, GET_URL_SECONDS, now_ms(), &creds);
+            let request = || {
+                Request::get(url.as_str())
+                    .header("host", self.endpoint.host.as_str())
+                    .body(transport::empty())
+                    .unwrap_or_else(|_| unreachable!("the request is well-formed"))
+            };
+            let sent = if r.size > DIRECT_MIN {
+                self.transport.send_direct_idempotent(request).await
+            } else {
+                self.transport
+                    .send_idempotent(request)
+                    .await
+                    .map(Direct::pooled)
+            };
+            let direct = sent.map_err(|_| Op::Download.unreachable())?;
+            if !direct.resp.status().is_success() {
+                return Err(status_error(Op::Download, direct.detach()).await);
+            }
+            check_headers(r, &direct.resp)?;
+            let Direct { resp, mut driver } = direct;
             let mut body = resp.into_body();
             let mut spool = SpoolWriter::new(r.size)?;
             let mut hasher = Sha256::new();
             let mut n: u64 = 0;
-            while let Some(frame) = body.frame().await {
+            while let Some(frame) = driver.frame(&mut body).await {
                 let frame = frame.map_err(|_| Op::Download.unreachable())?;
                 let Ok(data) = frame.into_data() else {
                     continue;
