@@ -339,6 +339,22 @@ describe('S3 body store over s3s-fs', { skip: missing ? 's3s-fs missing' : false
     }
   })
 
+  it('holds a get\'s transfer slot until its body is downloaded, not just its headers', async () => {
+    const body = Buffer.alloc(4 * 1024 * 1024, 5)
+    const ref = refFor(body, { mime: 'application/octet-stream' })
+    await store.put(ref, body)
+    const proxy = await startCountingProxy(s3.endpoint)
+    try {
+      const bounded = createS3ArtifactBodyStore({ endpoint: proxy.endpoint, bucket: BUCKET, credentials: creds, limits: { maxConcurrentTransfers: 2 } })
+      const streams = await Promise.all(Array.from({ length: 8 }, () => bounded.get(ref)))
+      assert.equal(proxy.requests.length, 8)
+      assert.ok(proxy.peak() <= 2, `peak ${proxy.peak()}`)
+      for (const s of streams) assert.equal(sha(await readAll(s)), ref.hash)
+    } finally {
+      await proxy.close()
+    }
+  })
+
   it('checks its options: https only off loopback, no userinfo/query/fragment, limits 1..hard', () => {
     const base = { bucket: BUCKET, credentials: creds }
     for (const endpoint of ['http://s3.example.com', 'https://user:pw@s3.example.com', 'https://s3.example.com/?x=1', 'https://s3.example.com/#f', 'ftp://s3.example.com', 'not a url']) {

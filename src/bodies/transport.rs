@@ -10,7 +10,6 @@ use hyper::{Request, Response};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
-use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -61,69 +60,9 @@ pub enum SendError {
     Connection,
 }
 
-type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
-
-/// The pooled client, and its connector for connections of their own (`send_direct`).
+/// The pooled client.
 pub struct Transport {
-    client: Client<Connector, ReqBody>,
-    connector: Connector,
-}
-
-/// The connection task of a `Direct` response.
-type ConnFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
-
-/// A response on a connection of its own whose connection is driven by whoever reads the
-/// body (`Driver::frame`), not by a task of its own. The pooled client runs each connection
-/// as a separate task that hands every network frame to the body's reader: two tasks that
-/// take turns, on different threads when the runtime spreads them, so each frame of a large
-/// download can cost two thread wake-ups, and on a busy machine each wake-up can wait for
-/// a core. Here socket reads and body processing take turns in one task.
-pub struct Direct {
-    pub resp: Response<Incoming>,
-    pub driver: Driver,
-}
-
-/// Drives a `Direct` response's connection while its body is read.
-pub struct Driver {
-    conn: Option<ConnFuture>,
-}
-
-impl Driver {
-    /// The next frame of `body` (the response's body), driving the connection meanwhile.
-    pub async fn frame(
-        &mut self,
-        body: &mut Incoming,
-    ) -> Option<Result<Frame<Bytes>, hyper::Error>> {
-        loop {
-            let Some(conn) = self.conn.as_mut() else {
-                return body.frame().await;
-            };
-            tokio::select! {
-                biased;
-                frame = body.frame() => return frame,
-                () = conn.as_mut() => self.conn = None,
-            }
-        }
-    }
-}
-
-impl Direct {
-    /// A response of the pooled client, whose connection has a task of its own already.
-    pub fn pooled(resp: Response<Incoming>) -> Self {
-        Self {
-            resp,
-            driver: Driver { conn: None },
-        }
-    }
-
-    /// The response alone, its connection handed to a task of its own (for reading a
-    /// small error body).
-    pub fn detach(mut self) -> Response<Incoming> {
-        if let Some(conn) = self.driver.conn.take() {
-            tokio::spawn(conn);
-        }
-        self.resp
-    }
+    client: Client<hyper_rustls::HttpsConnector<HttpConnector>, ReqBody>,
 }
 
 fn tls_config() -> rustls::ClientConfig {
@@ -155,66 +94,8 @@ impl Transport {
             .wrap_connector(http);
         let client = Client::builder(TokioExecutor::new())
             .pool_idle_timeout(Duration::from_secs(30))
-            .build(https.clone());
-        Self {
-            client,
-            connector: https,
-        }
-    }
-
-    /// Send one request on a new connection of its own (`Direct`); `req` carries the
-    /// absolute URL, the request line gets its path and query.
-    async fn direct_once(&self, mut req: Request<ReqBody>) -> Result<Direct, SendError> {
-        let url = req.uri().clone();
-        let target = url
-            .path_and_query()
-            .map(|pq| pq.as_str())
-            .unwrap_or("/")
-            .parse::<hyper::Uri>()
-            .map_err(|_| SendError::Connection)?;
-        *req.uri_mut() = target;
-        let mut connector = self.connector.clone();
-        let connect = async {
-            std::future::poll_fn(|cx| tower_service::Service::poll_ready(&mut connector, cx))
-                .await
-                .map_err(|_| SendError::Connection)?;
-            let io = tower_service::Service::call(&mut connector, url)
-                .await
-                .map_err(|_| SendError::Connection)?;
-            hyper::client::conn::http1::handshake::<_, ReqBody>(io)
-                .await
-                .map_err(|_| SendError::Connection)
-        };
-        let exchange = async {
-            let (mut sender, conn) = connect.await?;
-            let mut conn: ConnFuture = Box::pin(async move {
-                let _ = conn.await;
-            });
-            let send = sender.send_request(req);
-            tokio::pin!(send);
-            let resp = tokio::select! {
-                resp = &mut send => resp.map_err(|_| SendError::Connection)?,
-                () = conn.as_mut() => return Err(SendError::Connection),
-            };
-            // No second request: the connection ends with this response.
-            drop(sender);
-            Ok(Direct {
-                resp,
-                driver: Driver { conn: Some(conn) },
-            })
-        };
-        match tokio::time::timeout(CONNECT_TIMEOUT + HEADER_TIMEOUT, exchange).await {
-            Ok(out) => out,
-            Err(_) => Err(SendError::Connection),
-        }
-    }
-
-    /// `send_idempotent` on connections of their own (`Direct`).
-    pub async fn send_direct_idempotent(
-        &self,
-        make: impl Fn() -> Request<ReqBody>,
-    ) -> Result<Direct, SendError> {
-        retried(|| self.direct_once(make()), |d| d.resp.status()).await
+            .build(https);
+        Self { client }
     }
 
     /// Send one request; a missing answer within the header timeout is a connection error.
@@ -231,28 +112,19 @@ impl Transport {
         &self,
         make: impl Fn() -> Request<ReqBody>,
     ) -> Result<Response<Incoming>, SendError> {
-        retried(|| self.send(make()), |resp| resp.status()).await
-    }
-}
-
-/// Run `attempt` until it neither fails to connect nor answers 5xx, at most `ATTEMPTS`
-/// times with a short backoff; the last answer or error is returned.
-async fn retried<T, F: Future<Output = Result<T, SendError>>>(
-    mut attempt: impl FnMut() -> F,
-    status: impl Fn(&T) -> hyper::StatusCode,
-) -> Result<T, SendError> {
-    let mut n = 0;
-    loop {
-        n += 1;
-        let out = attempt().await;
-        let retry = match &out {
-            Err(SendError::Connection) => true,
-            Ok(answer) => status(answer).is_server_error(),
-        };
-        if !retry || n >= ATTEMPTS {
-            return out;
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let out = self.send(make()).await;
+            let retry = match &out {
+                Err(SendError::Connection) => true,
+                Ok(resp) => resp.status().is_server_error(),
+            };
+            if !retry || attempt >= ATTEMPTS {
+                return out;
+            }
+            tokio::time::sleep(Duration::from_millis(50 << attempt)).await;
         }
-        tokio::time::sleep(Duration::from_millis(50 << n)).await;
     }
 }
 

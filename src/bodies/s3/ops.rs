@@ -1,13 +1,9 @@
 //! The transfers: put (whole or streamed), get (verified through a spool), delete.
 
 use super::*;
-use crate::bodies::transport::Direct;
 
 /// Chunks a streamed upload buffers between the caller and the connection.
 const STREAM_CHANNEL: usize = 4;
-/// Downloads larger than this (spooled to a file) get a connection of their own: a new
-/// connection (and TLS handshake) is small next to the body.
-const DIRECT_MIN: u64 = 1024 * 1024;
 
 impl S3BodyStore {
     fn put_request(
@@ -110,39 +106,17 @@ impl S3BodyStore {
         .await
     }
 
-    /// `get`: the verified body, ready to read. A body that is spooled to a file downloads
-    /// on a connection of its own, read in the same task that hashes and spools it
-    /// (`transport::Direct`); smaller ones reuse pooled connections.
+    /// `get`: the verified body, ready to read. The transfer permit is held until the body
+    /// is spooled.
     pub async fn get(&self, r: &BodyRef, abort: &Abort) -> Result<Spool> {
         abortable(abort, async {
-            let _permit = self.permit().await?;
-            let creds = self.credentials().await?;
-            let url = self.presigned_url("GET", r, GET_URL_SECONDS, now_ms(), &creds);
-            let request = || {
-                Request::get(url.as_str())
-                    .header("host", self.endpoint.host.as_str())
-                    .body(transport::empty())
-                    .unwrap_or_else(|_| unreachable!("the request is well-formed"))
-            };
-            let sent = if r.size > DIRECT_MIN {
-                self.transport.send_direct_idempotent(request).await
-            } else {
-                self.transport
-                    .send_idempotent(request)
-                    .await
-                    .map(Direct::pooled)
-            };
-            let direct = sent.map_err(|_| Op::Download.unreachable())?;
-            if !direct.resp.status().is_success() {
-                return Err(status_error(Op::Download, direct.detach()).await);
-            }
-            check_headers(r, &direct.resp)?;
-            let Direct { resp, mut driver } = direct;
+            let (resp, _permit) = self.fetch(r).await?;
+            check_headers(r, &resp)?;
             let mut body = resp.into_body();
             let mut spool = SpoolWriter::new(r.size)?;
             let mut hasher = Sha256::new();
             let mut n: u64 = 0;
-            while let Some(frame) = driver.frame(&mut body).await {
+            while let Some(frame) = body.frame().await {
                 let frame = frame.map_err(|_| Op::Download.unreachable())?;
                 let Ok(data) = frame.into_data() else {
                     continue;
@@ -169,7 +143,7 @@ impl S3BodyStore {
     /// unverified; the caller verifies the plaintext.
     pub async fn get_stored(&self, r: &BodyRef, abort: &Abort) -> Result<Bytes> {
         abortable(abort, async {
-            let resp = self.fetch(r).await?;
+            let (resp, _permit) = self.fetch(r).await?;
             let max = BodyLimits::hard().max_body_bytes + 1024 * 1024;
             let limited = http_body_util::Limited::new(resp.into_body(), max as usize);
             let bytes = limited
@@ -187,9 +161,10 @@ impl S3BodyStore {
         .await
     }
 
-    /// The GET through a presigned URL, retried; only a 2xx answer comes back.
-    async fn fetch(&self, r: &BodyRef) -> Result<Response<Incoming>> {
-        let _permit = self.permit().await?;
+    /// The GET through a presigned URL, retried; only a 2xx answer comes back, with the
+    /// transfer permit (the caller holds it while it reads the body).
+    async fn fetch(&self, r: &BodyRef) -> Result<(Response<Incoming>, OwnedSemaphorePermit)> {
+        let permit = self.permit().await?;
         let creds = self.credentials().await?;
         let url = self.presigned_url("GET", r, GET_URL_SECONDS, now_ms(), &creds);
         let host = self.endpoint.host.clone();
@@ -206,7 +181,7 @@ impl S3BodyStore {
         if !resp.status().is_success() {
             return Err(status_error(Op::Download, resp).await);
         }
-        Ok(resp)
+        Ok((resp, permit))
     }
 
     /// `delete`: refused under legal hold; 2xx and 404 are success.
