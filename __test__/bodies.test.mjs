@@ -64,8 +64,8 @@ describe('S3 body store over s3s-fs', { skip: missing ? 's3s-fs missing' : false
     await s3?.stop()
   })
 
-  it('round-trips 1 byte, 1 MiB and 64 MiB (whole and streamed)', async () => {
-    for (const size of [1, 1024 * 1024, 64 * 1024 * 1024]) {
+  it('round-trips 1 byte, 1 MiB, 1 MiB + 1 and 64 MiB (whole and streamed)', async () => {
+    for (const size of [1, 1024 * 1024, 1024 * 1024 + 1, 64 * 1024 * 1024]) {
       const body = Buffer.alloc(size)
       for (let i = 0; i < size; i += 4096) body[i] = (i / 4096) & 255
       const whole = refFor(body, { mime: 'application/octet-stream' })
@@ -79,6 +79,32 @@ describe('S3 body store over s3s-fs', { skip: missing ? 's3s-fs missing' : false
       assert.equal(back.length, size)
       assert.equal(sha(back), streamed.hash)
     }
+  })
+
+  it('reads a download in 1 MiB chunks and can stop early', async () => {
+    const body = Buffer.alloc(3 * 1024 * 1024 + 5, 9)
+    const ref = refFor(body, { mime: 'application/octet-stream' })
+    await store.put(ref, body)
+    const sizes = []
+    for await (const c of await store.get(ref)) sizes.push(c.byteLength)
+    assert.deepEqual(sizes, [1024 * 1024, 1024 * 1024, 1024 * 1024, 5])
+    const reader = (await store.get(ref)).getReader()
+    assert.equal((await reader.read()).value.byteLength, 1024 * 1024)
+    await reader.cancel()
+    assert.equal((await reader.closed), undefined)
+  })
+
+  it('reads a Uint8Array body in place: changed while the put is pending, it is refused, never stored', async () => {
+    // Not copied into the native side, so the change reaches the transfer: the local check
+    // or the server's check of the signed x-amz-content-sha256 refuses it.
+    const body = Buffer.alloc(16 * 1024 * 1024, 7)
+    const ref = refFor(body, { mime: 'application/octet-stream' })
+    const put = store.put(ref, new Uint8Array(body.buffer, body.byteOffset, body.length))
+    body.fill(8)
+    const err = await put.then(() => assert.fail('a body changed mid-put was stored'), (e) => e)
+    seen.push(err)
+    assert.ok(['ERR_PRISM_ARTIFACT_BODY_HASH_MISMATCH', 'ERR_PRISM_S3_UPLOAD'].includes(err.code), `${err.code}: ${err.message}`)
+    assert.equal(existsSync(onDisk(ref)), false)
   })
 
   it('presigns a URL plain fetch can use, which stops working after expiry and when tampered', async () => {
@@ -308,6 +334,22 @@ describe('S3 body store over s3s-fs', { skip: missing ? 's3s-fs missing' : false
       for (const ref of refs) assert.ok(existsSync(onDisk(ref)))
       await Promise.all(refs.map((ref) => bounded.delete(ref)))
       assert.ok(proxy.peak() <= 4)
+    } finally {
+      await proxy.close()
+    }
+  })
+
+  it('holds a get\'s transfer slot until its body is downloaded, not just its headers', async () => {
+    const body = Buffer.alloc(4 * 1024 * 1024, 5)
+    const ref = refFor(body, { mime: 'application/octet-stream' })
+    await store.put(ref, body)
+    const proxy = await startCountingProxy(s3.endpoint)
+    try {
+      const bounded = createS3ArtifactBodyStore({ endpoint: proxy.endpoint, bucket: BUCKET, credentials: creds, limits: { maxConcurrentTransfers: 2 } })
+      const streams = await Promise.all(Array.from({ length: 8 }, () => bounded.get(ref)))
+      assert.equal(proxy.requests.length, 8)
+      assert.ok(proxy.peak() <= 2, `peak ${proxy.peak()}`)
+      for (const s of streams) assert.equal(sha(await readAll(s)), ref.hash)
     } finally {
       await proxy.close()
     }

@@ -112,7 +112,11 @@ export declare class S3ArtifactBodyError extends Error {
   readonly code: `ERR_PRISM_S3_${S3ArtifactBodyErrorCode}`
 }
 
-/** The native S3-compatible body store (AWS S3, MinIO, Cloudflare R2). */
+/**
+ * The native S3-compatible body store (AWS S3, MinIO, Cloudflare R2). `put` reads the body's
+ * bytes in place (no copy) until it settles: leave them unchanged until then (a body changed
+ * meanwhile is refused, never stored). `get` yields 1 MiB chunks.
+ */
 export declare function createS3ArtifactBodyStore(options: S3ArtifactBodyStoreOptions): ArtifactBodyStore
 
 /** The object key a ref's body lives under (unencoded segments joined by `/`). */

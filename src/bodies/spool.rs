@@ -2,17 +2,22 @@
 //! anonymous temporary file (unlinked at creation), so a 512 MiB body never sits in a
 //! 512 MiB buffer. Bytes are handed out only after the whole body matched its ref.
 //!
-//! File I/O goes through the blocking pool in 1 MiB blocks, one reused buffer per
-//! direction (network frames and the chunks handed to JavaScript are smaller).
+//! File I/O is plain `std` I/O on the calling thread, in blocks of at most 1 MiB: the
+//! file was just written, so reads and writes are page-cache copies of well under a
+//! millisecond. Measured on 512 MiB downloads at load 9-13 on 2 cores, three variants
+//! (this, a blocking-pool hand-off per block, a writer thread fed every frame) took the
+//! same wall time within the noise; this one used the least CPU and the fewest context
+//! switches (15-23k against 17-25k and 33-56k), since every hand-off wakes a thread.
 
 use crate::error::{BodyCode, PrismError, Result};
 use bytes::{Bytes, BytesMut};
 use std::fs::File;
-use std::io::{Read, Seek, Write};
+use std::io::Write;
+use std::os::unix::fs::FileExt;
 
 /// Bodies up to this size are spooled in memory.
 const MEMORY_MAX: u64 = 1024 * 1024;
-/// File I/O block size.
+/// Bytes gathered before one write to the file (network frames are smaller).
 const BLOCK: usize = 1024 * 1024;
 
 fn spool_err() -> PrismError {
@@ -22,127 +27,171 @@ fn spool_err() -> PrismError {
     )
 }
 
-/// Run `f` on the file in the blocking pool and put the file back.
-async fn with_file<T: Send + 'static>(
-    slot: &mut Option<File>,
-    f: impl FnOnce(&mut File) -> std::io::Result<T> + Send + 'static,
-) -> Result<T> {
-    let mut file = slot.take().ok_or_else(spool_err)?;
-    let (file, out) = tokio::task::spawn_blocking(move || {
-        let out = f(&mut file);
-        (file, out)
-    })
-    .await
-    .map_err(|_| spool_err())?;
-    *slot = Some(file);
-    out.map_err(|_| spool_err())
-}
-
 enum Inner {
     Memory(BytesMut),
-    File(Option<File>),
+    File(File),
 }
 
 /// Bytes being received.
 pub struct SpoolWriter {
     inner: Inner,
+    /// Bytes not yet written to the file (empty for a memory spool).
     buf: Vec<u8>,
 }
 
 impl SpoolWriter {
-    pub async fn new(expected: u64) -> Result<Self> {
+    pub fn new(expected: u64) -> Result<Self> {
         if expected <= MEMORY_MAX {
             return Ok(Self {
                 inner: Inner::Memory(BytesMut::with_capacity(expected as usize)),
                 buf: Vec::new(),
             });
         }
-        let file = tokio::task::spawn_blocking(tempfile::tempfile)
-            .await
-            .map_err(|_| spool_err())?
-            .map_err(|_| spool_err())?;
+        let file = tempfile::tempfile().map_err(|_| spool_err())?;
         Ok(Self {
-            inner: Inner::File(Some(file)),
+            inner: Inner::File(file),
             buf: Vec::with_capacity(BLOCK),
         })
     }
 
-    async fn flush_block(&mut self) -> Result<()> {
-        let Inner::File(slot) = &mut self.inner else {
-            return Ok(());
-        };
-        let buf = std::mem::take(&mut self.buf);
-        let mut buf = with_file(slot, move |f| f.write_all(&buf).map(|()| buf)).await?;
-        buf.clear();
-        self.buf = buf;
+    fn flush_block(&mut self) -> Result<()> {
+        if let Inner::File(file) = &mut self.inner {
+            file.write_all(&self.buf).map_err(|_| spool_err())?;
+        }
+        self.buf.clear();
         Ok(())
     }
 
-    pub async fn write(&mut self, chunk: &[u8]) -> Result<()> {
+    pub fn write(&mut self, chunk: &[u8]) -> Result<()> {
         match &mut self.inner {
-            Inner::Memory(b) => {
-                b.extend_from_slice(chunk);
-                Ok(())
-            }
+            Inner::Memory(b) => b.extend_from_slice(chunk),
             Inner::File(_) => {
                 self.buf.extend_from_slice(chunk);
                 if self.buf.len() >= BLOCK {
-                    self.flush_block().await?;
+                    self.flush_block()?;
                 }
-                Ok(())
             }
         }
+        Ok(())
     }
 
-    /// The verified body, read from its start.
-    pub async fn finish(mut self, len: u64) -> Result<Spool> {
-        self.flush_block().await?;
-        if let Inner::File(slot) = &mut self.inner {
-            with_file(slot, |f| f.rewind()).await?;
-        }
+    /// The verified body of `len` bytes, read from its start.
+    pub fn finish(mut self, len: u64) -> Result<Spool> {
+        self.flush_block()?;
         Ok(Spool {
-            inner: self.inner,
-            remaining: len,
-            block: Bytes::new(),
+            inner: match self.inner {
+                Inner::Memory(b) => SpoolInner::Memory(b.freeze()),
+                Inner::File(f) => SpoolInner::File(f),
+            },
+            offset: 0,
+            len,
         })
     }
 }
 
-/// A verified body, read in chunks.
+enum SpoolInner {
+    Memory(Bytes),
+    File(File),
+}
+
+/// A verified body, read front to back.
 pub struct Spool {
-    inner: Inner,
-    remaining: u64,
-    /// The rest of the last block read from the file.
-    block: Bytes,
+    inner: SpoolInner,
+    offset: u64,
+    len: u64,
 }
 
 impl Spool {
-    /// The next chunk of at most `max` bytes, `None` at the end.
-    pub async fn read(&mut self, max: usize) -> Result<Option<Bytes>> {
-        if self.remaining == 0 {
-            return Ok(None);
+    /// Fill `out` with the next `out.len()` bytes (at most 1 MiB is read from the file per
+    /// call's block; the caller sizes `out`). Asking for more than remains is an error.
+    pub fn read_into(&mut self, out: &mut [u8]) -> Result<()> {
+        let n = out.len() as u64;
+        if n > self.remaining() {
+            return Err(PrismError::internal(
+                "read past the end of the verified body",
+            ));
         }
-        let want = (self.remaining.min(max as u64)) as usize;
-        let out = match &mut self.inner {
-            Inner::Memory(b) => b.split_to(want.min(b.len())).freeze(),
-            Inner::File(slot) => {
-                if self.block.is_empty() {
-                    let n = self.remaining.min(BLOCK as u64) as usize;
-                    let block = with_file(slot, move |f| {
-                        let mut buf = vec![0u8; n];
-                        f.read_exact(&mut buf).map(|()| buf)
-                    })
-                    .await?;
-                    self.block = Bytes::from(block);
-                }
-                self.block.split_to(want.min(self.block.len()))
+        match &self.inner {
+            SpoolInner::Memory(b) => {
+                let start = self.offset as usize;
+                out.copy_from_slice(&b[start..start + out.len()]);
             }
-        };
-        if out.is_empty() {
-            self.remaining = 0;
-            return Ok(None);
+            SpoolInner::File(f) => {
+                for (i, block) in out.chunks_mut(BLOCK).enumerate() {
+                    f.read_exact_at(block, self.offset + (i * BLOCK) as u64)
+                        .map_err(|_| spool_err())?;
+                }
+            }
         }
-        self.remaining -= out.len() as u64;
-        Ok(Some(out))
+        self.offset += n;
+        Ok(())
+    }
+
+    pub fn remaining(&self) -> u64 {
+        self.len - self.offset
+    }
+
+    /// Drop the spool without blocking the caller: closing the unlinked file frees its
+    /// page cache (up to 512 MiB), which takes a while, so a file spool is closed on a
+    /// short-lived thread (inline only if no thread can be started).
+    pub fn release(self) {
+        if let SpoolInner::File(_) = self.inner {
+            let _ = std::thread::Builder::new()
+                .name("prism-spool-close".into())
+                .spawn(move || drop(self));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn body(len: usize) -> Vec<u8> {
+        (0..len).map(|i| (i * 7 + i / 4096) as u8).collect()
+    }
+
+    fn round_trip(len: usize, frame: usize, read: usize) {
+        let data = body(len);
+        let mut w = SpoolWriter::new(len as u64).unwrap();
+        for c in data.chunks(frame.max(1)) {
+            w.write(c).unwrap();
+        }
+        let mut s = w.finish(len as u64).unwrap();
+        let mut out = Vec::new();
+        while s.remaining() > 0 {
+            let mut chunk = vec![0u8; read.min(s.remaining() as usize)];
+            s.read_into(&mut chunk).unwrap();
+            out.extend_from_slice(&chunk);
+        }
+        assert_eq!(out, data);
+    }
+
+    #[test]
+    fn memory_and_file_spools_give_back_the_bytes_in_order() {
+        round_trip(0, 1, 10);
+        round_trip(1000, 7, 64);
+        // Exactly the memory limit, then just over it (a file).
+        round_trip(MEMORY_MAX as usize, 65_536, 100_000);
+        round_trip(MEMORY_MAX as usize + 1, 65_536, 1024 * 1024);
+        // Several blocks, frames not aligned to blocks, reads larger than a block.
+        round_trip(3 * BLOCK + 12_345, 27_000, 3 * BLOCK / 2);
+    }
+
+    #[test]
+    fn reading_past_the_end_is_refused() {
+        let mut w = SpoolWriter::new(3).unwrap();
+        w.write(b"abc").unwrap();
+        let mut s = w.finish(3).unwrap();
+        let mut four = [0u8; 4];
+        assert!(s.read_into(&mut four).is_err());
+        let mut two = [0u8; 2];
+        s.read_into(&mut two).unwrap();
+        assert_eq!(&two, b"ab");
+        assert!(s.read_into(&mut two).is_err());
+        let mut one = [0u8; 1];
+        s.read_into(&mut one).unwrap();
+        assert_eq!(&one, b"c");
+        assert_eq!(s.remaining(), 0);
     }
 }

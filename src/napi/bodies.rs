@@ -117,26 +117,60 @@ pub struct S3BodyStoreHandle {
     inner: Arc<S3BodyStore>,
 }
 
-/// A verified download, read in chunks.
+/// A verified download, read in chunks into buffers JavaScript allocates (so V8 accounts
+/// for them and collects them promptly; a buffer made here would be external memory it
+/// does not see).
 #[napi]
 pub struct BodyReadHandle {
-    spool: Arc<tokio::sync::Mutex<Spool>>,
+    spool: Arc<Mutex<Option<Spool>>>,
+}
+
+fn closed() -> PrismError {
+    PrismError::internal("the download was closed")
 }
 
 #[napi]
 impl BodyReadHandle {
-    /// The next chunk (at most `max` bytes), `null` at the end.
-    #[napi(ts_return_type = "Promise<Buffer | null>")]
+    /// Fill `buf` with the next `buf.length` bytes of the verified body and resolve with it
+    /// (asking for more than remains is an error). `buf` must not be touched until then.
+    #[napi(ts_return_type = "Promise<Buffer>")]
     pub fn read<'env>(
         &self,
         env: &'env Env,
-        max: u32,
-    ) -> napi::Result<PromiseRaw<'env, Option<Buffer>>> {
+        mut buf: Buffer,
+    ) -> napi::Result<PromiseRaw<'env, Buffer>> {
         let spool = self.spool.clone();
         env.spawn_future(guard_async(async move {
-            let chunk = spool.lock().await.read(max.max(1) as usize).await?;
-            Ok(chunk.map(|b| Buffer::from(Vec::from(b))))
+            let mut guard = spool.lock().map_err(|_| closed())?;
+            guard.as_mut().ok_or_else(closed)?.read_into(&mut buf)?;
+            drop(guard);
+            Ok(buf)
         }))
+    }
+
+    /// Bytes not read yet.
+    #[napi]
+    pub fn remaining(&self) -> f64 {
+        self.spool
+            .lock()
+            .ok()
+            .and_then(|g| g.as_ref().map(|s| s.remaining() as f64))
+            .unwrap_or(0.0)
+    }
+
+    /// Release the spool now (off this thread: `Spool::release`); later reads fail.
+    #[napi]
+    pub fn close(&self) {
+        let spool = self.spool.lock().ok().and_then(|mut g| g.take());
+        if let Some(spool) = spool {
+            spool.release();
+        }
+    }
+}
+
+impl Drop for BodyReadHandle {
+    fn drop(&mut self) {
+        self.close();
     }
 }
 
@@ -149,14 +183,15 @@ pub struct BodyPutHandle {
 
 #[napi]
 impl BodyPutHandle {
-    /// Hand one chunk to the upload; `false` once the upload stopped taking chunks.
+    /// Hand one chunk to the upload (not copied: JavaScript must leave it untouched until
+    /// the upload settles); `false` once the upload stopped taking chunks.
     #[napi(ts_return_type = "Promise<boolean>")]
     pub fn push<'env>(
         &self,
         env: &'env Env,
         chunk: Buffer,
     ) -> napi::Result<PromiseRaw<'env, bool>> {
-        let bytes = Bytes::copy_from_slice(&chunk);
+        let bytes = Bytes::from_owner(chunk);
         let tx = self.tx.lock().ok().and_then(|g| g.clone());
         env.spawn_future(guard_async(async move {
             Ok(match tx {
@@ -231,7 +266,11 @@ impl S3BodyStoreHandle {
         }))
     }
 
-    /// `put` of a whole body (copied once; verified before anything is sent).
+    /// `put` of a whole body, verified before anything is sent. Not copied: the bytes are
+    /// read where JavaScript keeps them (the reference held until the transfer ends), so
+    /// a 512 MiB body costs no second 512 MiB. A body changed while the put is pending
+    /// cannot be stored under the ref: the local check or the server's check of the signed
+    /// `x-amz-content-sha256` refuses it (`docs/bodies.md`).
     #[napi(ts_return_type = "Promise<void>")]
     pub fn put_bytes<'env>(
         &self,
@@ -243,7 +282,7 @@ impl S3BodyStoreHandle {
     ) -> napi::Result<PromiseRaw<'env, ()>> {
         let store = self.inner.clone();
         let abort = abort.inner.clone();
-        let bytes = Bytes::copy_from_slice(&body);
+        let bytes = Bytes::from_owner(body);
         env.spawn_future(guard_async(async move {
             let r = store.parse_ref(&ref_json)?;
             if verified {
@@ -294,7 +333,7 @@ impl S3BodyStoreHandle {
             let r = store.parse_ref(&ref_json)?;
             let spool = store.get(&r, &abort).await?;
             Ok(BodyReadHandle {
-                spool: Arc::new(tokio::sync::Mutex::new(spool)),
+                spool: Arc::new(Mutex::new(Some(spool))),
             })
         }))
     }

@@ -106,13 +106,14 @@ impl S3BodyStore {
         .await
     }
 
-    /// `get`: the verified body, ready to read.
+    /// `get`: the verified body, ready to read. The transfer permit is held until the body
+    /// is spooled.
     pub async fn get(&self, r: &BodyRef, abort: &Abort) -> Result<Spool> {
         abortable(abort, async {
-            let resp = self.fetch(r).await?;
+            let (resp, _permit) = self.fetch(r).await?;
             check_headers(r, &resp)?;
             let mut body = resp.into_body();
-            let mut spool = SpoolWriter::new(r.size).await?;
+            let mut spool = SpoolWriter::new(r.size)?;
             let mut hasher = Sha256::new();
             let mut n: u64 = 0;
             while let Some(frame) = body.frame().await {
@@ -125,7 +126,7 @@ impl S3BodyStore {
                     return Err(size_mismatch(n, r.size));
                 }
                 hasher.update(&data);
-                spool.write(&data).await?;
+                spool.write(&data)?;
             }
             if n != r.size {
                 return Err(size_mismatch(n, r.size));
@@ -133,7 +134,7 @@ impl S3BodyStore {
             if <[u8; 32]>::from(hasher.finalize()) != r.hash {
                 return Err(hash_mismatch());
             }
-            spool.finish(n).await
+            spool.finish(n)
         })
         .await
     }
@@ -142,7 +143,7 @@ impl S3BodyStore {
     /// unverified; the caller verifies the plaintext.
     pub async fn get_stored(&self, r: &BodyRef, abort: &Abort) -> Result<Bytes> {
         abortable(abort, async {
-            let resp = self.fetch(r).await?;
+            let (resp, _permit) = self.fetch(r).await?;
             let max = BodyLimits::hard().max_body_bytes + 1024 * 1024;
             let limited = http_body_util::Limited::new(resp.into_body(), max as usize);
             let bytes = limited
@@ -160,9 +161,10 @@ impl S3BodyStore {
         .await
     }
 
-    /// The GET through a presigned URL, retried; only a 2xx answer comes back.
-    async fn fetch(&self, r: &BodyRef) -> Result<Response<Incoming>> {
-        let _permit = self.permit().await?;
+    /// The GET through a presigned URL, retried; only a 2xx answer comes back, with the
+    /// transfer permit (the caller holds it while it reads the body).
+    async fn fetch(&self, r: &BodyRef) -> Result<(Response<Incoming>, OwnedSemaphorePermit)> {
+        let permit = self.permit().await?;
         let creds = self.credentials().await?;
         let url = self.presigned_url("GET", r, GET_URL_SECONDS, now_ms(), &creds);
         let host = self.endpoint.host.clone();
@@ -179,7 +181,7 @@ impl S3BodyStore {
         if !resp.status().is_success() {
             return Err(status_error(Op::Download, resp).await);
         }
-        Ok(resp)
+        Ok((resp, permit))
     }
 
     /// `delete`: refused under legal hold; 2xx and 404 are success.
