@@ -106,7 +106,8 @@ function buildService(store, options) {
     }
   }
 
-  async function prepare(input) {
+  /** The request's JSON text and signal; a promise of them with a host redactor. */
+  function prepare(input) {
     if (!isPlainObject(input)) {
       throw invalidInput(`input must be an object, got ${input === null ? 'null' : Array.isArray(input) ? 'array' : typeof input}`)
     }
@@ -117,24 +118,29 @@ function buildService(store, options) {
       throw invalidInput('input cannot be read', { cause })
     }
     if (signal !== undefined && !isAbortSignal(signal)) throw invalidInput('input.signal must be an AbortSignal')
-    if (hostRedactor) {
-      const { ownership, ...request } = rest
-      if (ownership !== undefined && !sameJson(await hostRedact(ownership, 'ownership'), ownership)) {
-        throw new ArtifactError('input.ownership holds a registered secret', 'ownership')
-      }
-      const redacted = await hostRedact(request, 'request')
-      if (!isPlainObject(redacted)) throw invalidInput('the host redactor must return the request as an object')
-      rest = ownership === undefined ? redacted : { ownership, ...redacted }
+    if (hostRedactor) return hostRedactRequest(rest).then((redacted) => ({ signal, json: requestJson(redacted) }))
+    return { signal, json: requestJson(rest) }
+  }
+
+  async function hostRedactRequest(rest) {
+    const { ownership, ...request } = rest
+    if (ownership !== undefined && !sameJson(await hostRedact(ownership, 'ownership'), ownership)) {
+      throw new ArtifactError('input.ownership holds a registered secret', 'ownership')
     }
+    const redacted = await hostRedact(request, 'request')
+    if (!isPlainObject(redacted)) throw invalidInput('the host redactor must return the request as an object')
+    return ownership === undefined ? redacted : { ownership, ...redacted }
+  }
+
+  function requestJson(request) {
     // Caps charged while reading (issue 17): hostile input costs at most the cap.
-    const json = boundedJson(rest, CONSTANTS.maxInputBytes, CONSTANTS.maxDepth, (m) => new ArtifactError(m, 'record_too_large'))
-    return { signal, json }
+    return boundedJson(request, CONSTANTS.maxInputBytes, CONSTANTS.maxDepth, (m) => new ArtifactError(m, 'record_too_large'))
   }
 
   async function run(op, input) {
     let prepared
     try {
-      prepared = await prepare(input)
+      prepared = hostRedactor ? await prepare(input) : prepare(input)
     } catch (err) {
       // A getter or Proxy trap of the caller's input that threw: our TypeError, `cause` it.
       if (isOurs(err)) throw err
@@ -150,7 +156,9 @@ function buildService(store, options) {
     signal?.addEventListener('abort', onAbort, { once: true })
     let text
     try {
-      text = await invoke((port, token) => handle.start(port, op, json, flag, token))
+      // A call that finished on this thread answers its text itself: no promise to wait on.
+      text = invoke((port, token) => handle.start(port, op, json, flag, token))
+      if (typeof text !== 'string') text = await text
     } catch (err) {
       if (signal?.aborted) throw signal.reason
       if (hostRedactor && err instanceof ArtifactError) {
