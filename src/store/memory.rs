@@ -488,7 +488,7 @@ mod tests {
                     .unwrap();
             }
             for cap in [0u64, 1, 2, 3, 5, 7, 22, 23, 24, 200, 201] {
-                let mut q = ListCheckpoints {
+                let q = ListCheckpoints {
                     namespace: Some("n".into()),
                     key_prefix: Some("th:".into()),
                     owner: o.clone(),
@@ -496,16 +496,7 @@ mod tests {
                     limit: Some(u32::try_from(cap.min(200)).unwrap()),
                     ..ListCheckpoints::default()
                 };
-                let mut listed = 0u64;
-                loop {
-                    let page = store.list(q.clone()).await.unwrap();
-                    listed += page.items.len() as u64;
-                    match page.next_cursor {
-                        Some(c) if listed < cap && !page.items.is_empty() => q.cursor = Some(c),
-                        _ => break,
-                    }
-                }
-                q.cursor = None;
+                let listed = crate::store::conformance::listed_count(&store, &q, cap).await;
                 let counted = store.count(&q, cap).unwrap().await.unwrap();
                 assert_eq!(counted, listed, "max page {max_page}, cap {cap}");
             }
