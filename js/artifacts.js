@@ -105,18 +105,27 @@ function buildService(store, options) {
   )
   const host = hostRedactor && hostRedaction(hostRedactor, invalidInput)
 
-  /** @param {unknown} input */
-  async function prepare(input) {
+  /**
+   * The request's JSON text and signal; a promise of them with a host redactor.
+   * @param {unknown} input
+   * @returns {{ signal: AbortSignal | undefined, json: string } | Promise<{ signal: AbortSignal | undefined, json: string }>}
+   */
+  function prepare(input) {
     if (!isPlainObject(input)) {
       throw invalidInput(`input must be an object, got ${input === null ? 'null' : Array.isArray(input) ? 'array' : typeof input}`)
     }
-    let { rest, signal } = splitSignal(input, invalidInput)
+    const { rest, signal } = splitSignal(input, invalidInput)
     if (host) {
-      rest = await host.request(rest, sameJson, () => new ArtifactError('input.ownership holds a registered secret', 'ownership'), isPlainObject)
+      const ownershipError = () => new ArtifactError('input.ownership holds a registered secret', 'ownership')
+      return host.request(rest, sameJson, ownershipError, isPlainObject).then((redacted) => ({ signal, json: requestJson(redacted) }))
     }
+    return { signal, json: requestJson(rest) }
+  }
+
+  /** @param {unknown} request */
+  function requestJson(request) {
     // Caps charged while reading (issue 17): hostile input costs at most the cap.
-    const json = boundedJson(rest, CONSTANTS.maxInputBytes, CONSTANTS.maxDepth, (m) => new ArtifactError(m, 'record_too_large'))
-    return { signal, json }
+    return boundedJson(request, CONSTANTS.maxInputBytes, CONSTANTS.maxDepth, (m) => new ArtifactError(m, 'record_too_large'))
   }
 
   /**
@@ -126,14 +135,16 @@ function buildService(store, options) {
   async function run(op, input) {
     let prepared
     try {
-      prepared = await prepare(input)
+      prepared = host ? await prepare(input) : prepare(input)
     } catch (err) {
       // A getter or Proxy trap of the caller's input that threw: our TypeError, `cause` it.
       if (isOurs(err)) throw err
       throw fromCaller(err, `${op}(input)`)
     }
-    const { signal, json } = prepared
-    const text = await runNative(signal, hostRedactor, ArtifactError, (flag) => invoke((port, token) => handle.start(port, op, json, flag, token)))
+    const { signal, json } = /** @type {{ signal: AbortSignal | undefined, json: string }} */ (prepared)
+    // A call that finished on this thread answers its text itself: no promise to wait on.
+    let text = runNative(signal, hostRedactor, ArtifactError, (flag) => invoke((port, token) => handle.start(port, op, json, flag, token)))
+    if (typeof text !== 'string') text = await text
     let { result, event, body } = JSON.parse(text)
     if (host) {
       result = await host.redact(result, 'result')

@@ -112,14 +112,29 @@ function hostRedaction(hostRedactor, invalidInput) {
  * Run one native service call: `start(flag)` with an abort flag that the caller's signal
  * sets (host stores receive the signal by the id the flag carries). An aborted call
  * rejects with the signal's reason; a service error's message is host-redacted (it may
- * quote a field name of the request: never a registered secret).
+ * quote a field name of the request: never a registered secret). Without a signal and a
+ * host redactor there is nothing to wait for around the call: a call that finished on the
+ * calling thread answers its text itself (no promise).
  * @param {AbortSignal | undefined} signal
  * @param {HostRedactor | null} hostRedactor
  * @param {Function} ServiceError the service's error class
  * @param {(flag: import('../binding.js').ArtifactAbortFlag) => string | Promise<string>} start
+ * @returns {string | Promise<string>}
+ */
+function runNative(signal, hostRedactor, ServiceError, start) {
+  if (!signal && !hostRedactor) return start((neverAborted ??= new native.ArtifactAbortFlag()))
+  return runNativeGuarded(signal, hostRedactor, ServiceError, start)
+}
+
+/**
+ * {@link runNative} with a signal or a host redactor.
+ * @param {AbortSignal | undefined} signal
+ * @param {HostRedactor | null} hostRedactor
+ * @param {Function} ServiceError
+ * @param {(flag: import('../binding.js').ArtifactAbortFlag) => string | Promise<string>} start
  * @returns {Promise<string>}
  */
-async function runNative(signal, hostRedactor, ServiceError, start) {
+async function runNativeGuarded(signal, hostRedactor, ServiceError, start) {
   /** @type {number | undefined} */
   let signalId
   const makeFlag = () => {

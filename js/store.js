@@ -92,13 +92,24 @@ const DELETE = 3
  * @returns {CheckpointStore}
  */
 function wrapHandle(handle) {
-  const call = (/** @type {number} */ op, /** @type {string} */ json) => invoke((port, token) => handle.start(port, op, json, token))
+  // `method(input)` → its input's JSON text (a failure rejects). A call that finished on
+  // this thread answers its text itself: no promise to wait on.
+  /**
+   * @param {number} op
+   * @param {string} method
+   * @param {unknown} input
+   */
+  const call = async (op, method, input) => {
+    const json = inputJson(method, input)
+    const text = invoke((port, token) => handle.start(port, op, json, token))
+    return JSON.parse(typeof text === 'string' ? text : await text)
+  }
   /** @type {CheckpointStore} */
   const store = {
-    saveCheckpoint: async (input) => JSON.parse(await call(SAVE, inputJson('saveCheckpoint', input))),
-    loadCheckpoint: async (input) => JSON.parse(await call(LOAD, inputJson('loadCheckpoint', input))),
-    listCheckpoints: async (input = {}) => JSON.parse(await call(LIST, inputJson('listCheckpoints', input))),
-    deleteCheckpoint: async (input) => JSON.parse(await call(DELETE, inputJson('deleteCheckpoint', input))),
+    saveCheckpoint: (input) => call(SAVE, 'saveCheckpoint', input),
+    loadCheckpoint: (input) => call(LOAD, 'loadCheckpoint', input),
+    listCheckpoints: (input = {}) => call(LIST, 'listCheckpoints', input),
+    deleteCheckpoint: (input) => call(DELETE, 'deleteCheckpoint', input),
   }
   for (const m of METHODS) methodHandles.set(store[m], handle)
   return store

@@ -229,7 +229,19 @@ impl From<StoredRevision> for Revision {
 impl Record {
     /// Read a stored record written by us (any version) or by the reference's service.
     pub fn from_stored(value: Value) -> std::result::Result<Self, serde_json::Error> {
-        let s: StoredRecord = serde_json::from_value(value)?;
+        Ok(Self::from_parts(serde_json::from_value(value)?))
+    }
+
+    /// [`Self::from_stored`] of the value whose JSON text this is, read without building
+    /// the value; a malformed record fails with the error `from_stored` gives.
+    pub fn from_stored_text(text: &str) -> std::result::Result<Self, serde_json::Error> {
+        match serde_json::from_str(text) {
+            Ok(s) => Ok(Self::from_parts(s)),
+            Err(_) => Self::from_stored(serde_json::from_str(text)?),
+        }
+    }
+
+    fn from_parts(s: StoredRecord) -> Self {
         let flat = Ownership {
             tenant_id: s.tenant_id,
             account_id: s.account_id,
@@ -255,7 +267,7 @@ impl Record {
         };
         rec.latest_version = rec.revisions.last().map_or(0, |r| r.version);
         rec.refresh_state();
-        Ok(rec)
+        rec
     }
 
     pub fn revision(&self, version: u64) -> Option<&Revision> {
@@ -281,6 +293,11 @@ impl Record {
 
     pub fn to_value(&self) -> Value {
         serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+
+    /// The JSON text of [`Self::to_value`], written directly.
+    pub fn to_text(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|_| "null".into())
     }
 }
 
@@ -353,6 +370,26 @@ mod tests {
             back.as_object_mut().unwrap().remove(k);
         }
         assert_eq!(back, reference_record());
+    }
+
+    /// Issue 13: records read from text and written as text are the records read from and
+    /// written as values; a malformed record fails with the same message either way.
+    #[test]
+    fn records_read_and_written_as_text_are_the_value_records() {
+        let stored = reference_record();
+        let rec = Record::from_stored(stored.clone()).unwrap();
+        assert_eq!(Record::from_stored_text(&stored.to_string()).unwrap(), rec);
+        assert_eq!(rec.to_text(), rec.to_value().to_string());
+        // Duplicate members: the value keeps the last, and so does the text reader.
+        let dup = r#"{"id":"x","id":"art_1","threadId":"t","revisions":[],"createdAt":"c","updatedAt":"c"}"#;
+        assert_eq!(Record::from_stored_text(dup).unwrap().id, "art_1");
+        let bad = r#"{"id":"a","threadId":"t","revisions":"no","createdAt":"c","updatedAt":"c"}"#;
+        assert_eq!(
+            Record::from_stored_text(bad).unwrap_err().to_string(),
+            Record::from_stored(serde_json::from_str(bad).unwrap())
+                .unwrap_err()
+                .to_string()
+        );
     }
 
     #[test]

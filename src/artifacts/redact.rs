@@ -50,6 +50,9 @@ pub struct SecretRedactor {
     matcher: Option<AhoCorasick>,
     /// The distinct non-empty secrets, in the order given.
     secrets: Vec<String>,
+    /// Some secret holds a character JSON text escapes (`"`, `\\`, a control character):
+    /// its occurrences in a string need not appear verbatim in the string's JSON text.
+    escapable: bool,
 }
 
 impl SecretRedactor {
@@ -120,6 +123,9 @@ impl SecretRedactor {
             .map_err(|e| PrismError::type_error(format!("secrets cannot be indexed: {e}")))?;
         Ok(Self {
             matcher: Some(matcher),
+            escapable: list
+                .iter()
+                .any(|s| s.chars().any(|c| c == '"' || c == '\\' || c < ' ')),
             secrets: list.iter().map(|s| (*s).to_string()).collect(),
         })
     }
@@ -136,6 +142,29 @@ impl SecretRedactor {
     /// True when `text` holds any registered secret.
     pub fn contains_secret(&self, text: &str) -> bool {
         self.matcher.as_ref().is_some_and(|m| m.is_match(text))
+    }
+
+    /// True when [`Self::redact_value`] is certain to leave unchanged the value whose JSON
+    /// `text` this is, judged from the text alone (issue 13: one scan of the text instead
+    /// of a walk that rebuilds the value). It is when no secret occurs in the text, the
+    /// text's strings and keys appear verbatim in it (the text has no escape, or no secret
+    /// holds a character JSON escapes), its numbers are written as serde_json writes them
+    /// (`serde_numbers`; else no secret may look like a number), and it holds too few
+    /// arrays and objects to reach the depth the walk cuts at. `false` means "walk".
+    pub fn leaves_text_unchanged(&self, text: &str, serde_numbers: bool) -> bool {
+        let Some(m) = &self.matcher else {
+            return true;
+        };
+        if !serde_numbers && self.matches_numbers() {
+            return false;
+        }
+        if self.escapable && text.contains('\\') {
+            return false;
+        }
+        // A container at depth d sits inside d others: fewer than MAX_JSON_DEPTH + 1
+        // brackets (string contents counted too) cannot reach the cut.
+        let containers = text.bytes().filter(|b| matches!(b, b'[' | b'{')).count();
+        containers <= MAX_JSON_DEPTH && !m.is_match(text)
     }
 
     /// `text` with every secret replaced.
@@ -408,7 +437,51 @@ mod tests {
         assert_eq!(c["circularMarker"], CIRCULAR_MARKER);
     }
 
+    /// Issue 13: the text scan says "unchanged" only when the walk changes nothing.
+    #[test]
+    fn the_text_scan_walks_whenever_the_walk_could_change_something() {
+        let r = SecretRedactor::new(&["sk-1"]).unwrap();
+        let clean = json!({ "a": ["x", 1, { "sk": "k" }] });
+        assert!(r.leaves_text_unchanged(&clean.to_string(), true));
+        assert!(!r.leaves_text_unchanged(r#"{"a":"xsk-1"}"#, true));
+        assert!(!r.leaves_text_unchanged(r#"{"sk-1":1}"#, true), "keys");
+        // Too many containers to be sure the depth cut is not reached.
+        let mut deep = json!("leaf");
+        for _ in 0..(MAX_JSON_DEPTH + 1) {
+            deep = json!([deep]);
+        }
+        assert!(!r.leaves_text_unchanged(&deep.to_string(), true));
+        // A secret JSON escapes need not appear verbatim: walk when the text escapes.
+        let q = SecretRedactor::new(&["a\"b"]).unwrap();
+        assert!(!q.leaves_text_unchanged(r#"{"x":"a\"b"}"#, true));
+        assert!(q.leaves_text_unchanged(r#"{"x":"ab"}"#, true));
+        // Number texts written by someone else may differ from serde's (1e+21 vs 1e21).
+        let n = SecretRedactor::new(&["1e21"]).unwrap();
+        assert!(!n.leaves_text_unchanged(r#"{"x":1e+21}"#, false));
+        let m = SecretRedactor::new(&["2345"]).unwrap();
+        assert!(!m.leaves_text_unchanged(&json!({ "x": 123_456 }).to_string(), true));
+        assert!(SecretRedactor::none().leaves_text_unchanged(&deep.to_string(), false));
+    }
+
     proptest! {
+        #[test]
+        fn the_text_scan_never_skips_a_change(
+            secrets in proptest::collection::vec("[a-c\"\\\\\n1]{1,3}", 1..3),
+            strings in proptest::collection::vec("[a-c\"\\\\\n1 ]{0,8}", 0..5),
+            number in 0u64..200,
+        ) {
+            let secrets: Vec<String> = secrets.into_iter().filter(|s| !MARKER.contains(s.as_str())).collect();
+            let r = SecretRedactor::new(&secrets).unwrap();
+            let mut obj = Map::new();
+            for (i, s) in strings.iter().enumerate() {
+                obj.insert(s.clone(), json!([s, number, { "k": i }]));
+            }
+            let v = Value::Object(obj);
+            if r.leaves_text_unchanged(&v.to_string(), true) {
+                prop_assert_eq!(r.redact_value(v.clone()), v);
+            }
+        }
+
         #[test]
         fn output_never_holds_a_secret(
             secrets in proptest::collection::vec("[a-z\\]\\[]{1,4}", 1..5),

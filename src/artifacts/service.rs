@@ -20,7 +20,8 @@ use super::{err, invalid, record_key, CATEGORY, NAMESPACE};
 use crate::error::{ArtifactReason as R, ErrorKind, PrismError, Result};
 use crate::json::Fields;
 use crate::store::{
-    Checkpoint, CheckpointKey, CheckpointStore, ListCheckpoints, Ownership, SaveCheckpoint,
+    Checkpoint, CheckpointKey, CheckpointStore, CheckpointText, ListCheckpoints, Ownership,
+    SaveCheckpoint,
 };
 use crate::util::time;
 use serde_json::{json, Map, Value};
@@ -30,7 +31,9 @@ use std::sync::Arc;
 mod context;
 pub use context::{AbortFlag, ServiceConfig, OPERATIONS};
 
-/// A result and, for attach/revise/approve/reject, the audit event (`onDecision`).
+/// A result and, for attach/revise/approve/reject, the audit event (`onDecision`): what
+/// [`ArtifactService::call`] answers (the tests' entry; the binding uses `call_json`).
+#[cfg(test)]
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
     pub result: Value,
@@ -39,19 +42,33 @@ pub struct Outcome {
     pub body: Option<Value>,
 }
 
-impl Outcome {
+/// A result as an operation makes it: a value, or the JSON text of one (a record read
+/// or written as text, never built as a value).
+enum Json {
+    Value(Value),
+    Text(String),
+}
+
+/// What an operation answers, before the result and event are redacted.
+struct Answer {
+    result: Json,
+    event: Option<Value>,
+    body: Option<Value>,
+}
+
+impl Answer {
     fn quiet(result: Value) -> Self {
         Self {
-            result,
+            result: Json::Value(result),
             event: None,
             body: None,
         }
     }
 
-    fn with_event(result: Value, event: Value) -> Self {
+    fn text(result: String) -> Self {
         Self {
-            result,
-            event: Some(event),
+            result: Json::Text(result),
+            event: None,
             body: None,
         }
     }
@@ -156,29 +173,104 @@ impl ArtifactService {
     }
 
     /// Run operation `op` on the JSON request `input`; results and events are redacted.
+    #[cfg(test)]
     pub async fn call(&self, op: &str, input: Value, abort: &AbortFlag) -> Result<Outcome> {
         abort.check()?;
         let input = self.redactor.redact_request(input);
-        let out = match op {
-            "attach" => self.attach(&input, abort).await,
-            "list" => self.list(&input, abort).await,
-            "get" => self.get(&input, abort).await,
-            "revise" => self.revise(&input, abort).await,
-            "compare" => self.compare(&input, abort).await,
-            "approve" => self.decide(&input, Decision::Approved, abort).await,
-            "reject" => self.decide(&input, Decision::Rejected, abort).await,
-            "lastValidated" => self.last_validated(&input, abort).await,
-            "deliveryLink" => self.delivery_link(&input, abort).await,
+        let answer = self.answer(op, &input, abort).await?;
+        let value = |text: String| {
+            serde_json::from_str(&text).map_err(|e| PrismError::internal(e.to_string()))
+        };
+        Ok(Outcome {
+            result: value(self.redacted(answer.result))?,
+            event: match answer.event {
+                Some(e) => Some(value(self.redacted(Json::Value(e)))?),
+                None => None,
+            },
+            body: answer.body,
+        })
+    }
+
+    /// [`Self::call`] answering JSON text `{"result", "event"?, "body"?}` (the binding's):
+    /// `input_text` is the request's JSON text as `JSON.stringify` wrote it, `input` its
+    /// value. Values are redacted by scanning their text, walked only when a secret may
+    /// occur (see [`SecretRedactor::leaves_text_unchanged`]).
+    pub async fn call_json(
+        &self,
+        op: &str,
+        input: Value,
+        input_text: &str,
+        abort: &AbortFlag,
+    ) -> Result<String> {
+        abort.check()?;
+        let input = if self.redactor.leaves_text_unchanged(input_text, false) {
+            input
+        } else {
+            self.redactor.redact_request(input)
+        };
+        let answer = self.answer(op, &input, abort).await?;
+        let result = self.redacted(answer.result);
+        let event = answer.event.map(|e| self.redacted(Json::Value(e)));
+        let body = answer.body.map(|b| b.to_string());
+        let size = result.len()
+            + event.as_ref().map_or(0, String::len)
+            + body.as_ref().map_or(0, String::len);
+        let mut out = String::with_capacity(size + 32);
+        out.push_str("{\"result\":");
+        out.push_str(&result);
+        if let Some(e) = event {
+            out.push_str(",\"event\":");
+            out.push_str(&e);
+        }
+        if let Some(b) = body {
+            out.push_str(",\"body\":");
+            out.push_str(&b);
+        }
+        out.push('}');
+        Ok(out)
+    }
+
+    /// The redacted JSON text of a result or event: its text when redaction cannot change
+    /// it, else the text of the walked value.
+    fn redacted(&self, json: Json) -> String {
+        match json {
+            Json::Value(v) => {
+                let text = v.to_string();
+                if self.redactor.leaves_text_unchanged(&text, true) {
+                    return text;
+                }
+                self.redactor.redact_value(v).to_string()
+            }
+            Json::Text(text) => {
+                if self.redactor.leaves_text_unchanged(&text, true) {
+                    return text;
+                }
+                match serde_json::from_str::<Value>(&text) {
+                    Ok(v) => self.redactor.redact_value(v).to_string(),
+                    // Unreachable (the text was serialized here); never answer it unredacted.
+                    Err(_) => Value::String(super::redact::MARKER.into()).to_string(),
+                }
+            }
+        }
+    }
+
+    async fn answer(&self, op: &str, input: &Value, abort: &AbortFlag) -> Result<Answer> {
+        match op {
+            "attach" => self.attach(input, abort).await,
+            "list" => self.list(input, abort).await,
+            "get" => self.get(input, abort).await,
+            "revise" => self.revise(input, abort).await,
+            "compare" => self.compare(input, abort).await,
+            "approve" => self.decide(input, Decision::Approved, abort).await,
+            "reject" => self.decide(input, Decision::Rejected, abort).await,
+            "lastValidated" => self.last_validated(input, abort).await,
+            "deliveryLink" => self.delivery_link(input, abort).await,
             other => Err(PrismError::type_error(format!(
                 "unknown artifact operation {other:?}"
             ))),
         }
-        .map_err(|e| self.redactor.redact_error(e))?;
-        Ok(Outcome {
-            result: self.redactor.redact_value(out.result),
-            event: out.event.map(|e| self.redactor.redact_value(e)),
-            body: out.body,
-        })
+        // Messages may quote a field name of the request: never a registered secret.
+        .map_err(|e| self.redactor.redact_error(e))
     }
 
     fn ctx(&self, f: &Fields<'_>) -> Result<Ctx> {
@@ -213,9 +305,10 @@ impl ArtifactService {
         Value::Object(e)
     }
 
-    fn check_record_size(&self, rec: &Record) -> Result<Value> {
-        let v = rec.to_value();
-        let n = v.to_string().len();
+    /// The record's JSON text, within the record size cap.
+    fn check_record_size(&self, rec: &Record) -> Result<String> {
+        let text = rec.to_text();
+        let n = text.len();
         if n as u64 > self.config.limits.record_bytes {
             return Err(input::too_large(
                 R::RecordTooLarge,
@@ -224,7 +317,7 @@ impl ArtifactService {
                 self.config.limits.record_bytes,
             ));
         }
-        Ok(v)
+        Ok(text)
     }
 
     fn key(
@@ -251,7 +344,7 @@ impl ArtifactService {
     ) -> Result<Option<(u64, Record)>> {
         abort.check()?;
         let key = self.key(thread, artifact, owner, abort);
-        let cp = match self.store.load(&key).await {
+        let cp = match self.store.load_text(&key).await {
             Ok(Some(cp)) => cp,
             Ok(None) => return Ok(None),
             Err(e) if e.kind == ErrorKind::CheckpointConflict => return Ok(None),
@@ -260,7 +353,7 @@ impl ArtifactService {
         abort.check()?;
         let version = cp.version;
         Ok(self
-            .record_of(cp, owner)?
+            .record_of_text(&cp, owner)?
             .filter(|rec| rec.thread_id == thread && rec.id == artifact)
             .map(|rec| (version, rec)))
     }
@@ -271,8 +364,23 @@ impl ArtifactService {
         if cp.owner != *owner {
             return Ok(None);
         }
-        let key = cp.key;
-        let rec = Record::from_stored(cp.value).map_err(|e| {
+        Self::mine(Record::from_stored(cp.value), &cp.key, owner)
+    }
+
+    /// [`Self::record_of`] of a checkpoint read as text.
+    fn record_of_text(&self, cp: &CheckpointText, owner: &Ownership) -> Result<Option<Record>> {
+        if cp.owner != *owner {
+            return Ok(None);
+        }
+        Self::mine(Record::from_stored_text(cp.value_text()), &cp.key, owner)
+    }
+
+    fn mine(
+        rec: std::result::Result<Record, serde_json::Error>,
+        key: &str,
+        owner: &Ownership,
+    ) -> Result<Option<Record>> {
+        let rec = rec.map_err(|e| {
             PrismError::internal(format!("stored artifact record {key} is malformed: {e}"))
         })?;
         let mine = rec.owner.is_unowned() || rec.owner == *owner;
@@ -297,25 +405,28 @@ impl ArtifactService {
     async fn save(
         &self,
         rec: &Record,
-        value: Value,
+        text: &str,
         owner: &Ownership,
         expected: u64,
         abort: &AbortFlag,
-    ) -> Result<Checkpoint> {
+    ) -> Result<CheckpointText> {
         abort.check()?;
         self.store
-            .save(SaveCheckpoint {
-                namespace: NAMESPACE.into(),
-                key: record_key(&rec.thread_id, &rec.id),
-                owner: owner.clone(),
-                version: expected.saturating_add(1),
-                expected_version: Some(expected),
-                fencing_token: None,
-                value,
-                category: Some(CATEGORY.into()),
-                metadata: None,
-                signal: abort.signal(),
-            })
+            .save_text(
+                SaveCheckpoint {
+                    namespace: NAMESPACE.into(),
+                    key: record_key(&rec.thread_id, &rec.id),
+                    owner: owner.clone(),
+                    version: expected.saturating_add(1),
+                    expected_version: Some(expected),
+                    fencing_token: None,
+                    value: rec.to_value(),
+                    category: Some(CATEGORY.into()),
+                    metadata: None,
+                    signal: abort.signal(),
+                },
+                Some(text.to_string()),
+            )
             .await
             .map_err(map_save_error)
     }
@@ -342,6 +453,10 @@ impl ArtifactService {
         let mut count: u64 = 0;
         let mut query = self.thread_query(thread, owner, abort);
         query.limit = Some(u32::try_from(cap.min(200)).unwrap_or(200));
+        abort.check()?;
+        if let Some(counted) = self.store.count(&query, cap) {
+            return counted.await;
+        }
         loop {
             abort.check()?;
             let page = self.store.list(query.clone()).await?;
@@ -402,7 +517,7 @@ impl ArtifactService {
         })
     }
 
-    async fn attach(&self, v: &Value, abort: &AbortFlag) -> Result<Outcome> {
+    async fn attach(&self, v: &Value, abort: &AbortFlag) -> Result<Answer> {
         let f = fields(v, &[&REVISION, &["id", "kind"]])?;
         let ctx = self.ctx(&f)?;
         let thread = input::id(&f, "threadId", &self.redactor)?;
@@ -413,10 +528,10 @@ impl ArtifactService {
             new_id()
         };
         let rec = self.new_record(&f, &ctx, thread.clone(), id.clone())?;
-        let value = self.check_record_size(&rec)?;
+        let text = self.check_record_size(&rec)?;
         if explicit {
             if let Some((_, existing)) = self.load(&thread, &id, &ctx.owner, abort).await? {
-                return Ok(Outcome::quiet(existing.to_value()));
+                return Ok(Answer::text(existing.to_text()));
             }
         }
         let cap = self.config.limits.artifacts_per_thread;
@@ -427,19 +542,28 @@ impl ArtifactService {
                 format!("thread {thread} already holds {count} artifacts; the cap is {cap}"),
             ));
         }
-        match self.save(&rec, value.clone(), &ctx.owner, 0, abort).await {
+        match self.save(&rec, &text, &ctx.owner, 0, abort).await {
             Ok(_) => {
                 self.withdraw_over_cap(&rec, &ctx.owner, abort).await?;
-                let who = Who::Actor(ctx.actor.as_deref());
-                let event = self.event("artifact_attached", &rec, 1, &ctx, who);
-                Ok(Outcome::with_event(value, event))
+                let event = self.event(
+                    "artifact_attached",
+                    &rec,
+                    1,
+                    &ctx,
+                    Who::Actor(ctx.actor.as_deref()),
+                );
+                Ok(Answer {
+                    result: Json::Text(text),
+                    body: None,
+                    event: Some(event),
+                })
             }
             Err(e) if explicit && e.reason() == Some("conflict") => {
                 // Lost a create race for the same id: the winner's record is the answer.
                 // Nothing to load means the key is taken in a host store's one key space
                 // by another owner: answered exactly as a missing artifact.
                 match self.load(&thread, &id, &ctx.owner, abort).await? {
-                    Some((_, existing)) => Ok(Outcome::quiet(existing.to_value())),
+                    Some((_, existing)) => Ok(Answer::text(existing.to_text())),
                     None => Err(not_found(&thread, &id)),
                 }
             }
@@ -483,7 +607,7 @@ impl ArtifactService {
         Ok(())
     }
 
-    async fn list(&self, v: &Value, abort: &AbortFlag) -> Result<Outcome> {
+    async fn list(&self, v: &Value, abort: &AbortFlag) -> Result<Answer> {
         let f = fields(v, &[&["cursor", "limit"]])?;
         let ctx = self.ctx(&f)?;
         let thread = input::id(&f, "threadId", &self.redactor)?;
@@ -518,17 +642,17 @@ impl ArtifactService {
         if let Some(c) = page.next_cursor {
             result["nextCursor"] = Value::String(c);
         }
-        Ok(Outcome::quiet(result))
+        Ok(Answer::quiet(result))
     }
 
-    async fn get(&self, v: &Value, abort: &AbortFlag) -> Result<Outcome> {
+    async fn get(&self, v: &Value, abort: &AbortFlag) -> Result<Answer> {
         let f = fields(v, &[&["artifactId"]])?;
         let ctx = self.ctx(&f)?;
         let (_, rec) = self.load_required(&f, &ctx, abort).await?;
-        Ok(Outcome::quiet(rec.to_value()))
+        Ok(Answer::text(rec.to_text()))
     }
 
-    async fn revise(&self, v: &Value, abort: &AbortFlag) -> Result<Outcome> {
+    async fn revise(&self, v: &Value, abort: &AbortFlag) -> Result<Answer> {
         let f = fields(v, &[&REVISION, &["artifactId"]])?;
         let ctx = self.ctx(&f)?;
         let l = &self.config.limits;
@@ -563,15 +687,23 @@ impl ArtifactService {
         rec.latest_version = number;
         rec.updated_at = time::format_iso(ctx.now);
         rec.refresh_state();
-        let value = self.check_record_size(&rec)?;
-        self.save(&rec, value.clone(), &ctx.owner, version, abort)
-            .await?;
-        let who = Who::Actor(ctx.actor.as_deref());
-        let event = self.event("artifact_revised", &rec, number, &ctx, who);
-        Ok(Outcome::with_event(value, event))
+        let text = self.check_record_size(&rec)?;
+        self.save(&rec, &text, &ctx.owner, version, abort).await?;
+        let event = self.event(
+            "artifact_revised",
+            &rec,
+            number,
+            &ctx,
+            Who::Actor(ctx.actor.as_deref()),
+        );
+        Ok(Answer {
+            result: Json::Text(text),
+            body: None,
+            event: Some(event),
+        })
     }
 
-    async fn compare(&self, v: &Value, abort: &AbortFlag) -> Result<Outcome> {
+    async fn compare(&self, v: &Value, abort: &AbortFlag) -> Result<Answer> {
         let f = fields(v, &[&["artifactId", "from", "to"]])?;
         let ctx = self.ctx(&f)?;
         let from = input::version(&f, "from", true)?.unwrap_or_default();
@@ -586,7 +718,7 @@ impl ArtifactService {
         let a = rec.revision(from).ok_or_else(|| missing(from))?;
         let b = rec.revision(to).ok_or_else(|| missing(to))?;
         let empty = Vec::new();
-        Ok(Outcome::quiet(json!({
+        Ok(Answer::quiet(json!({
             "artifactId": rec.id,
             "from": from,
             "to": to,
@@ -599,7 +731,7 @@ impl ArtifactService {
         })))
     }
 
-    async fn decide(&self, v: &Value, state: Decision, abort: &AbortFlag) -> Result<Outcome> {
+    async fn decide(&self, v: &Value, state: Decision, abort: &AbortFlag) -> Result<Answer> {
         let f = fields(v, &[&["artifactId", "version", "reviewer", "note"]])?;
         let ctx = self.ctx(&f)?;
         let version = input::version(&f, "version", true)?.unwrap_or_default();
@@ -650,18 +782,22 @@ impl ArtifactService {
         };
         rec.updated_at = time::format_iso(ctx.now);
         rec.refresh_state();
-        let value = self.check_record_size(&rec)?;
-        self.save(&rec, value.clone(), &ctx.owner, cp_version, abort)
+        let text = self.check_record_size(&rec)?;
+        self.save(&rec, &text, &ctx.owner, cp_version, abort)
             .await?;
         let kind = match state {
             Decision::Approved => "artifact_approved",
             Decision::Rejected => "artifact_rejected",
         };
         let event = self.event(kind, &rec, version, &ctx, Who::Reviewer(&reviewer, state));
-        Ok(Outcome::with_event(value, event))
+        Ok(Answer {
+            result: Json::Text(text),
+            body: None,
+            event: Some(event),
+        })
     }
 
-    async fn last_validated(&self, v: &Value, abort: &AbortFlag) -> Result<Outcome> {
+    async fn last_validated(&self, v: &Value, abort: &AbortFlag) -> Result<Answer> {
         let f = fields(v, &[&["artifactId"]])?;
         let ctx = self.ctx(&f)?;
         let (_, rec) = self.load_required(&f, &ctx, abort).await?;
@@ -674,7 +810,7 @@ impl ArtifactService {
         let rev = rec
             .revision(n)
             .ok_or_else(|| err(R::NotFound, format!("validated revision {n} not found")))?;
-        Ok(Outcome::quiet(
+        Ok(Answer::quiet(
             serde_json::to_value(rev).unwrap_or(Value::Null),
         ))
     }
@@ -695,7 +831,7 @@ impl ArtifactService {
         }
     }
 
-    async fn delivery_link(&self, v: &Value, abort: &AbortFlag) -> Result<Outcome> {
+    async fn delivery_link(&self, v: &Value, abort: &AbortFlag) -> Result<Answer> {
         let f = fields(v, &[&["artifactId", "version", "ttlSeconds"]])?;
         let ctx = self.ctx(&f)?;
         let version = input::version(&f, "version", false)?;
@@ -714,7 +850,7 @@ impl ArtifactService {
             &self.config.link_secret,
             l.delivery_link_token_bytes,
         )?;
-        let mut out = Outcome::quiet(serde_json::to_value(delivery).unwrap_or(Value::Null));
+        let mut out = Answer::quiet(serde_json::to_value(delivery).unwrap_or(Value::Null));
         if self.config.bodies {
             out.body = Some(self.body_request(&rec, version, &ctx, ttl)?);
         }

@@ -119,15 +119,7 @@ impl ArtifactServiceHandle {
                 ));
             }
             let input = json::parse(&input_json, invalid)?;
-            let out = service.call(&op, input, &flag).await?;
-            let mut v = serde_json::json!({ "result": out.result });
-            if let Some(e) = out.event {
-                v["event"] = e;
-            }
-            if let Some(b) = out.body {
-                v["body"] = b;
-            }
-            text_of(&v)
+            service.call_json(&op, input, &input_json, &flag).await
         })
     }
 }

@@ -48,11 +48,14 @@ async fn run_op(
     match op {
         SAVE => {
             let req = store::parse_save(&input)?;
-            to_json(&inner.save(req).await?)
+            Ok(inner.save_text(req, None).await?.text.to_string())
         }
         LOAD => {
             let key = store::parse_key(&input)?;
-            to_json(&inner.load(&key).await?)
+            Ok(match inner.load_text(&key).await? {
+                Some(cp) => cp.text.to_string(),
+                None => "null".to_string(),
+            })
         }
         LIST => {
             let q = store::parse_list(&input)?;

@@ -4,7 +4,7 @@
 
 use super::cursor::{self, Position};
 use super::model::{
-    value_bytes, value_too_large, Checkpoint, CheckpointKey, ListCheckpoints, Order, Page,
+    value_too_large, Checkpoint, CheckpointKey, CheckpointText, ListCheckpoints, Order, Page,
     SaveCheckpoint, PAGE_SIZE_HARD, VALUE_BYTES_HARD,
 };
 use super::{BoxFuture, CheckpointStore};
@@ -77,6 +77,8 @@ impl Default for MemoryLimits {
 struct Entry {
     seq: u64,
     cp: Checkpoint,
+    /// `cp` as JSON text: loads answer it without serializing or copying the value.
+    text: CheckpointText,
 }
 
 #[derive(Default)]
@@ -151,6 +153,19 @@ fn min_bound(a: Bound<Position>, b: Bound<Position>) -> Bound<Position> {
     }
 }
 
+/// The positions a listing walks: the query's range past its cursor; `None` when empty.
+fn walk_range(q: &ListCheckpoints) -> Result<Option<(Bound<Position>, Bound<Position>)>> {
+    let (mut lo, mut hi) = range_of(q);
+    if let Some(after) = cursor::after(q)? {
+        match q.order {
+            Order::Asc => lo = max_bound(lo, Bound::Excluded(after)),
+            Order::Desc => hi = min_bound(hi, Bound::Excluded(after)),
+        }
+    }
+    let empty = matches!((&lo, &hi), (Bound::Included(a) | Bound::Excluded(a), Bound::Included(b) | Bound::Excluded(b)) if a > b);
+    Ok((!empty).then_some((lo, hi)))
+}
+
 impl MemoryStore {
     pub fn new(limits: MemoryLimits) -> Self {
         Self {
@@ -170,9 +185,17 @@ impl MemoryStore {
         crate::util::sync::lock(&self.state)
     }
 
-    fn save_sync(&self, req: SaveCheckpoint) -> Result<Checkpoint> {
+    /// Save; `answer` reads the stored record and its text.
+    fn save_sync<T>(
+        &self,
+        req: SaveCheckpoint,
+        value_text: Option<String>,
+        answer: impl FnOnce(&Checkpoint, &CheckpointText) -> T,
+    ) -> Result<T> {
         req.validate()?;
-        let bytes = value_bytes(&req.value);
+        let value_text =
+            value_text.unwrap_or_else(|| serde_json::to_string(&req.value).unwrap_or_default());
+        let bytes = value_text.len();
         if bytes > self.limits.max_value_bytes {
             return Err(value_too_large(bytes, self.limits.max_value_bytes));
         }
@@ -182,51 +205,67 @@ impl MemoryStore {
         let existing = st.by_id.get(&id);
         let old_seq = existing.map(|e| e.seq);
         let cp = req.apply(existing.map(|e| &e.cp), &now)?;
+        let text = CheckpointText::with_value_text(&cp, &value_text);
         if let Some(seq) = old_seq {
             st.saved.remove(&seq);
         }
         let seq = st.next_seq;
         st.next_seq = st.next_seq.wrapping_add(1);
         st.saved.insert(seq, id.clone());
-        st.by_id.insert(
-            id,
-            Entry {
-                seq,
-                cp: cp.clone(),
-            },
-        );
+        let out = answer(&cp, &text);
+        st.by_id.insert(id, Entry { seq, cp, text });
         while st.by_id.len() > self.limits.max_records {
             let Some((_, oldest)) = st.saved.pop_first() else {
                 break;
             };
             st.by_id.remove(&oldest);
         }
-        Ok(cp)
+        Ok(out)
     }
 
-    fn load_sync(&self, key: &CheckpointKey) -> Result<Option<Checkpoint>> {
+    /// The entry at `key`, read by `read`.
+    fn load_sync<T>(
+        &self,
+        key: &CheckpointKey,
+        read: impl FnOnce(&Entry) -> T,
+    ) -> Result<Option<T>> {
         key.validate()?;
         let id = id_of(&key.namespace, &key.key, key.owner.owner_key());
-        Ok(self.lock().by_id.get(&id).map(|e| e.cp.clone()))
+        Ok(self.lock().by_id.get(&id).map(read))
+    }
+
+    /// What listing `q` in pages of its clamped limit counts by the first page that
+    /// reaches `cap` (see [`CheckpointStore::count`]), without copying a checkpoint.
+    fn count_sync(&self, q: &ListCheckpoints, cap: u64) -> Result<u64> {
+        q.validate()?;
+        let page = u64::from(q.page_size(self.limits.max_page_size));
+        let Some((lo, hi)) = walk_range(q)? else {
+            return Ok(0);
+        };
+        // Pages are read until one ends at or past `cap`: whole pages up to there.
+        let stop = cap.div_ceil(page).max(1).saturating_mul(page);
+        let st = self.lock();
+        let mut n: u64 = 0;
+        for (_, entry) in st.by_id.range((lo, hi)) {
+            if entry.cp.selected_by(q) {
+                n += 1;
+                if n == stop {
+                    break;
+                }
+            }
+        }
+        Ok(n)
     }
 
     fn list_sync(&self, q: &ListCheckpoints) -> Result<Page<Checkpoint>> {
         q.validate()?;
         let limit = q.page_size(self.limits.max_page_size) as usize;
-        let (mut lo, mut hi) = range_of(q);
-        if let Some(after) = cursor::after(q)? {
-            match q.order {
-                Order::Asc => lo = max_bound(lo, Bound::Excluded(after)),
-                Order::Desc => hi = min_bound(hi, Bound::Excluded(after)),
-            }
-        }
-        if matches!((&lo, &hi), (Bound::Included(a) | Bound::Excluded(a), Bound::Included(b) | Bound::Excluded(b)) if a > b)
-        {
+        let Some((lo, hi)) = walk_range(q)? else {
             return Ok(Page {
                 items: Vec::new(),
                 next_cursor: None,
             });
-        }
+        };
         let st = self.lock();
         let range = st.by_id.range((lo, hi));
         let walk: Box<dyn Iterator<Item = (&Position, &Entry)>> = match q.order {
@@ -275,18 +314,40 @@ impl MemoryStore {
 
 impl CheckpointStore for MemoryStore {
     fn save(&self, req: SaveCheckpoint) -> BoxFuture<'_, Result<Checkpoint>> {
-        let r = self.save_sync(req);
+        let r = self.save_sync(req, None, |cp, _| cp.clone());
+        Box::pin(async move { r })
+    }
+
+    fn save_text(
+        &self,
+        req: SaveCheckpoint,
+        value_text: Option<String>,
+    ) -> BoxFuture<'_, Result<CheckpointText>> {
+        let r = self.save_sync(req, value_text, |_, text| text.clone());
         Box::pin(async move { r })
     }
 
     fn load<'a>(&'a self, key: &'a CheckpointKey) -> BoxFuture<'a, Result<Option<Checkpoint>>> {
-        let r = self.load_sync(key);
+        let r = self.load_sync(key, |e| e.cp.clone());
+        Box::pin(async move { r })
+    }
+
+    fn load_text<'a>(
+        &'a self,
+        key: &'a CheckpointKey,
+    ) -> BoxFuture<'a, Result<Option<CheckpointText>>> {
+        let r = self.load_sync(key, |e| e.text.clone());
         Box::pin(async move { r })
     }
 
     fn list(&self, query: ListCheckpoints) -> BoxFuture<'_, Result<Page<Checkpoint>>> {
         let r = self.list_sync(&query);
         Box::pin(async move { r })
+    }
+
+    fn count(&self, query: &ListCheckpoints, cap: u64) -> Option<BoxFuture<'_, Result<u64>>> {
+        let r = self.count_sync(query, cap);
+        Some(Box::pin(async move { r }))
     }
 
     fn delete<'a>(
@@ -380,6 +441,59 @@ mod tests {
             .unwrap();
         assert_eq!(page.items.len(), 2);
         assert!(page.next_cursor.is_some());
+    }
+
+    /// Issue 13: `count` answers exactly what listing page after page counts by the first
+    /// page that reaches the cap (the artifact service's per-thread count), whatever the
+    /// page size and the store's page cap, and counts only what the query selects.
+    #[tokio::test]
+    async fn count_is_what_paging_through_the_listing_counts() {
+        let o = Ownership {
+            tenant_id: Some("t".into()),
+            ..Ownership::default()
+        };
+        for max_page in [2u64, 3, 500] {
+            let store =
+                MemoryStore::new(MemoryLimits::resolve(None, None, Some(max_page)).unwrap());
+            for i in 0..23 {
+                store
+                    .save(save("n", &format!("th:{i:02}"), &o, 1, json!(i)))
+                    .await
+                    .unwrap();
+                // Not selected: another owner, another prefix, another namespace.
+                store
+                    .save(save(
+                        "n",
+                        &format!("th:{i:02}"),
+                        &Ownership::default(),
+                        1,
+                        json!(i),
+                    ))
+                    .await
+                    .unwrap();
+                store
+                    .save(save("n", &format!("tz:{i:02}"), &o, 1, json!(i)))
+                    .await
+                    .unwrap();
+                store
+                    .save(save("m", &format!("th:{i:02}"), &o, 1, json!(i)))
+                    .await
+                    .unwrap();
+            }
+            for cap in [0u64, 1, 2, 3, 5, 7, 22, 23, 24, 200, 201] {
+                let q = ListCheckpoints {
+                    namespace: Some("n".into()),
+                    key_prefix: Some("th:".into()),
+                    owner: o.clone(),
+                    exact_owner: true,
+                    limit: Some(u32::try_from(cap.min(200)).unwrap()),
+                    ..ListCheckpoints::default()
+                };
+                let listed = crate::store::conformance::listed_count(&store, &q, cap).await;
+                let counted = store.count(&q, cap).unwrap().await.unwrap();
+                assert_eq!(counted, listed, "max page {max_page}, cap {cap}");
+            }
+        }
     }
 
     #[test]

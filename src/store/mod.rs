@@ -58,6 +58,45 @@ pub trait CheckpointStore: Send + Sync {
         key: &'a CheckpointKey,
         expected_version: Option<u64>,
     ) -> BoxFuture<'a, crate::error::Result<bool>>;
+
+    /// `load`, answered as JSON text (what the binding returns and the artifact service
+    /// reads). The memory store answers from the text it keeps; the default serializes.
+    fn load_text<'a>(
+        &'a self,
+        key: &'a CheckpointKey,
+    ) -> BoxFuture<'a, crate::error::Result<Option<CheckpointText>>> {
+        Box::pin(async move { Ok(self.load(key).await?.map(|cp| CheckpointText::new(&cp))) })
+    }
+
+    /// `save`, answered as JSON text. `value_text`, when given, is exactly
+    /// `serde_json::to_string(&req.value)` (the artifact service has it): a store that
+    /// keeps or writes text uses it instead of serializing the value again, and the
+    /// answer carries it as the value (not a store's normalized copy, e.g. PostgreSQL
+    /// `jsonb` key order).
+    fn save_text(
+        &self,
+        req: SaveCheckpoint,
+        value_text: Option<String>,
+    ) -> BoxFuture<'_, crate::error::Result<CheckpointText>> {
+        Box::pin(async move {
+            let cp = self.save(req).await?;
+            Ok(match value_text {
+                Some(t) => CheckpointText::with_value_text(&cp, &t),
+                None => CheckpointText::new(&cp),
+            })
+        })
+    }
+
+    /// What listing `query` page after page (pages of `query.limit`, as the store clamps
+    /// it) counts by the first page that reaches `cap`, when the store can count without
+    /// loading the checkpoints (the memory store); `None`: list them.
+    fn count(
+        &self,
+        _query: &ListCheckpoints,
+        _cap: u64,
+    ) -> Option<BoxFuture<'_, crate::error::Result<u64>>> {
+        None
+    }
 }
 
 /// `ArtifactError('invalid_input')` with this message (store options, closed stores).
@@ -81,8 +120,8 @@ pub(crate) mod conformance;
 pub use host::{HostCaller, HostCheckpointStore, HostOp};
 pub use memory::{MemoryLimits, MemoryStore};
 pub use model::{
-    value_bytes, Checkpoint, CheckpointKey, ListCheckpoints, Ownership, Page, SaveCheckpoint,
-    SignalRef, VALUE_BYTES_HARD,
+    value_bytes, Checkpoint, CheckpointKey, CheckpointText, ListCheckpoints, Ownership, Page,
+    SaveCheckpoint, SignalRef, VALUE_BYTES_HARD,
 };
 pub use postgres::{PostgresOptions, PostgresPersistence};
 pub use sqlite::{SqliteOptions, SqlitePersistence};

@@ -15,6 +15,8 @@ use crate::error::{PrismError, Result};
 use crate::util::MAX_SAFE_INTEGER;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use std::ops::Range;
+use std::sync::Arc;
 
 /// Largest namespace, in UTF-8 bytes.
 pub const MAX_NAMESPACE_BYTES: usize = 256;
@@ -126,6 +128,87 @@ pub struct Checkpoint {
     pub updated_at: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Map<String, Value>>,
+}
+
+/// A checkpoint as its `CheckpointRecord` JSON text (what the binding answers), with the
+/// members the artifact service reads. The memory store keeps one per record, so a load
+/// neither copies nor serializes the value (issue 13).
+#[derive(Debug, Clone)]
+pub struct CheckpointText {
+    /// Exactly `serde_json::to_string(&checkpoint)`.
+    pub text: Arc<str>,
+    pub key: String,
+    pub version: u64,
+    pub owner: Ownership,
+    /// Where the value's text sits in `text`.
+    value: Range<usize>,
+}
+
+fn push_json<T: Serialize + ?Sized>(out: &mut Vec<u8>, v: &T) {
+    // Strings, numbers and maps of values always serialize.
+    let _ = serde_json::to_writer(&mut *out, v);
+}
+
+impl CheckpointText {
+    /// The text of `cp` (its value serialized).
+    pub fn new(cp: &Checkpoint) -> Self {
+        Self::with_value_text(cp, &serde_json::to_string(&cp.value).unwrap_or_default())
+    }
+
+    /// The text of `cp`, whose value serializes to `value_text`, written as serde writes
+    /// [`Checkpoint`] (members in declaration order, absent options left out).
+    pub fn with_value_text(cp: &Checkpoint, value_text: &str) -> Self {
+        let mut out = Vec::with_capacity(value_text.len() + 192);
+        out.extend_from_slice(b"{\"namespace\":");
+        push_json(&mut out, &cp.namespace);
+        out.extend_from_slice(b",\"key\":");
+        push_json(&mut out, &cp.key);
+        out.extend_from_slice(b",\"version\":");
+        push_json(&mut out, &cp.version);
+        if let Some(f) = cp.fencing_token {
+            out.extend_from_slice(b",\"fencingToken\":");
+            push_json(&mut out, &f);
+        }
+        out.extend_from_slice(b",\"value\":");
+        let start = out.len();
+        out.extend_from_slice(value_text.as_bytes());
+        let value = start..out.len();
+        if let Some(c) = &cp.category {
+            out.extend_from_slice(b",\"category\":");
+            push_json(&mut out, c);
+        }
+        for (name, m) in cp.owner.members() {
+            if let Some(m) = m {
+                out.push(b',');
+                push_json(&mut out, name);
+                out.push(b':');
+                push_json(&mut out, m);
+            }
+        }
+        out.extend_from_slice(b",\"createdAt\":");
+        push_json(&mut out, &cp.created_at);
+        out.extend_from_slice(b",\"updatedAt\":");
+        push_json(&mut out, &cp.updated_at);
+        if let Some(m) = &cp.metadata {
+            out.extend_from_slice(b",\"metadata\":");
+            push_json(&mut out, m);
+        }
+        out.push(b'}');
+        // Only UTF-8 went in (JSON text and the value's text).
+        let text = String::from_utf8(out).unwrap_or_default();
+        Self {
+            text: text.into(),
+            key: cp.key.clone(),
+            version: cp.version,
+            owner: cp.owner.clone(),
+            value,
+        }
+    }
+
+    /// The value's JSON text.
+    pub fn value_text(&self) -> &str {
+        self.text.get(self.value.clone()).unwrap_or("null")
+    }
 }
 
 /// `CheckpointSaveInput`: an optimistic write with a caller-assigned version.
@@ -454,6 +537,45 @@ mod tests {
             serde_json::to_string(&cp).unwrap(),
             r#"{"namespace":"n","key":"k","version":3,"fencingToken":2,"value":{"a":1},"category":"c","tenantId":"t","userId":"u","createdAt":"c","updatedAt":"u","metadata":{"m":true}}"#
         );
+    }
+
+    /// Issue 13: the text a store keeps (and the binding answers) is byte for byte what
+    /// serde writes for the record, whichever optional members are present; the value's
+    /// range holds exactly the value's text.
+    #[test]
+    fn checkpoint_text_is_the_serde_text_of_the_record() {
+        let meta = json!({ "m": [1, "x\"y"] }).as_object().unwrap().clone();
+        for fence in [None, Some(0), Some(9_007_199_254_740_991)] {
+            for category in [None, Some("c\u{1}\\".to_string())] {
+                for o in [
+                    owner(None, None, None),
+                    owner(Some("t"), None, Some("ü\n")),
+                    owner(Some(""), Some("a"), Some("u")),
+                ] {
+                    for metadata in [None, Some(meta.clone())] {
+                        let cp = Checkpoint {
+                            namespace: "ns\"".into(),
+                            key: "k\u{7f}\u{2028}".into(),
+                            version: 7,
+                            fencing_token: fence,
+                            value: json!({ "z": 1.5, "a": [null, true, "s\t"], "n": -3 }),
+                            category: category.clone(),
+                            owner: o.clone(),
+                            created_at: "2026-01-01T00:00:00.000Z".into(),
+                            updated_at: "u".into(),
+                            metadata,
+                        };
+                        let t = CheckpointText::new(&cp);
+                        assert_eq!(&*t.text, serde_json::to_string(&cp).unwrap());
+                        assert_eq!(t.value_text(), cp.value.to_string());
+                        assert_eq!(
+                            (t.version, &t.owner, t.key.as_str()),
+                            (7, &cp.owner, cp.key.as_str())
+                        );
+                    }
+                }
+            }
+        }
     }
 
     fn save(version: u64, expected: Option<u64>, fence: Option<u64>) -> SaveCheckpoint {

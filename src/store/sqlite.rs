@@ -22,8 +22,8 @@
 use super::cursor::{self, Position};
 use super::lifecycle::Lifecycle;
 use super::model::{
-    value_too_large, Checkpoint, CheckpointKey, ListCheckpoints, Order, Ownership, Page,
-    SaveCheckpoint, PAGE_SIZE_SQL, VALUE_BYTES_HARD,
+    value_too_large, Checkpoint, CheckpointKey, CheckpointText, ListCheckpoints, Order, Ownership,
+    Page, SaveCheckpoint, PAGE_SIZE_SQL, VALUE_BYTES_HARD,
 };
 use super::{invalid, BoxFuture, CheckpointStore};
 use crate::error::{ArtifactReason, PrismError, Result};
@@ -286,19 +286,27 @@ fn read_row(row: &Row<'_>) -> rusqlite::Result<RawRow> {
     })
 }
 
-fn finish(raw: RawRow) -> Result<Checkpoint> {
+fn malformed(e: serde_json::Error) -> PrismError {
+    PrismError::internal(format!("sqlite: stored JSON is malformed: {e}"))
+}
+
+/// The record of a row, its value still text.
+fn with_metadata(raw: RawRow) -> Result<(Checkpoint, String)> {
     let mut cp = raw.cp;
-    let bad = |e: serde_json::Error| {
-        PrismError::internal(format!("sqlite: stored JSON is malformed: {e}"))
-    };
-    cp.value = serde_json::from_str(&raw.value).map_err(bad)?;
     cp.metadata = match raw.metadata {
         None => None,
-        Some(t) => match serde_json::from_str(&t).map_err(bad)? {
+        Some(t) => match serde_json::from_str(&t).map_err(malformed)? {
             serde_json::Value::Object(m) => Some(m),
             _ => None,
         },
     };
+    Ok((cp, raw.value))
+}
+
+fn finish(raw: RawRow) -> Result<Checkpoint> {
+    let value = serde_json::from_str(&raw.value).map_err(malformed)?;
+    let (mut cp, _) = with_metadata(raw)?;
+    cp.value = value;
     Ok(cp)
 }
 
@@ -419,7 +427,8 @@ fn save_row(
         .map_err(db_error)
 }
 
-fn save_sync(conn: &mut Connection, req: SaveCheckpoint, texts: SaveTexts) -> Result<Checkpoint> {
+/// Save; the stored row (its value is the text written: `texts.value`).
+fn save_sync(conn: &mut Connection, req: SaveCheckpoint, texts: SaveTexts) -> Result<RawRow> {
     let now = now_iso();
     let owner_key = req.owner.owner_key();
     let o = &req.owner;
@@ -472,7 +481,7 @@ fn save_sync(conn: &mut Connection, req: SaveCheckpoint, texts: SaveTexts) -> Re
         &row[..12]
     };
     match save_row(conn, &sql, bound)? {
-        Some(raw) => finish(raw),
+        Some(raw) => Ok(raw),
         None => Err(refusal(conn, req)),
     }
 }
@@ -599,6 +608,20 @@ fn page_of(rows: Vec<RawRow>, q: &ListCheckpoints, limit: usize) -> Result<Page<
     Ok(Page { items, next_cursor })
 }
 
+/// How many rows listing `q` in pages of its clamped limit reads by the first page that
+/// reaches `cap` (see [`CheckpointStore::count`]), counted in SQL.
+fn count_sync(conn: &mut Connection, q: &ListCheckpoints, cap: u64) -> Result<u64> {
+    let page = u64::from(q.page_size(PAGE_SIZE_SQL));
+    let stop = cap.div_ceil(page).max(1).saturating_mul(page);
+    let after = cursor::after(q)?;
+    let (sql, p) = list_sql(q, after.as_ref(), i64::try_from(stop).unwrap_or(i64::MAX));
+    let n: i64 = conn
+        .prepare_cached(&format!("SELECT COUNT(*) FROM ({sql})"))
+        .and_then(|mut s| s.query_row(params_from_iter(p), |r| r.get(0)))
+        .map_err(db_error)?;
+    Ok(u64::try_from(n).unwrap_or(0))
+}
+
 fn list_sync(conn: &mut Connection, q: &ListCheckpoints) -> Result<Page<Checkpoint>> {
     let limit = q.page_size(PAGE_SIZE_SQL);
     let after = cursor::after(q)?;
@@ -635,10 +658,14 @@ fn delete_sync(conn: &mut Connection, k: &CheckpointKey, expected: Option<u64>) 
 }
 
 impl SqliteCheckpointStore {
-    async fn save_impl(&self, req: SaveCheckpoint) -> Result<Checkpoint> {
+    /// Save with the value's text (`value_text`, or serialized here): the stored row.
+    async fn save_row(&self, req: SaveCheckpoint, value_text: Option<String>) -> Result<RawRow> {
         req.validate()?;
-        let value = serde_json::to_string(&req.value)
-            .map_err(|e| PrismError::internal(format!("cannot encode the value: {e}")))?;
+        let value = match value_text {
+            Some(t) => t,
+            None => serde_json::to_string(&req.value)
+                .map_err(|e| PrismError::internal(format!("cannot encode the value: {e}")))?,
+        };
         if value.len() > VALUE_BYTES_HARD {
             return Err(value_too_large(value.len(), VALUE_BYTES_HARD));
         }
@@ -657,7 +684,28 @@ impl CheckpointStore for SqliteCheckpointStore {
     }
 
     fn save(&self, req: SaveCheckpoint) -> BoxFuture<'_, Result<Checkpoint>> {
-        Box::pin(self.save_impl(req))
+        Box::pin(async move { finish(self.save_row(req, None).await?) })
+    }
+
+    /// The text written is the text answered: the value is not parsed back.
+    fn save_text(
+        &self,
+        req: SaveCheckpoint,
+        value_text: Option<String>,
+    ) -> BoxFuture<'_, Result<CheckpointText>> {
+        Box::pin(async move {
+            let (cp, value) = with_metadata(self.save_row(req, value_text).await?)?;
+            Ok(CheckpointText::with_value_text(&cp, &value))
+        })
+    }
+
+    fn count(&self, query: &ListCheckpoints, cap: u64) -> Option<BoxFuture<'_, Result<u64>>> {
+        let query = query.clone();
+        Some(Box::pin(async move {
+            query.validate()?;
+            cursor::after(&query)?;
+            read(&self.shared, move |c| count_sync(c, &query, cap)).await
+        }))
     }
 
     fn load<'a>(&'a self, key: &'a CheckpointKey) -> BoxFuture<'a, Result<Option<Checkpoint>>> {

@@ -277,6 +277,7 @@ mod tests {
                     metadata: None,
                 },
             )
+            .and_then(super::super::finish)
         })
     }
 
