@@ -16,19 +16,17 @@ use super::limits::ArtifactLimits;
 use super::link;
 use super::model::{Approval, Decision, Record, ReviewState, Revision};
 use super::redact::SecretRedactor;
-use super::{err, invalid, record_key, CATEGORY, NAMESPACE};
+use super::{err, invalid};
 use crate::error::{ArtifactReason as R, ErrorKind, PrismError, Result};
 use crate::json::Fields;
-use crate::store::{
-    Checkpoint, CheckpointKey, CheckpointStore, CheckpointText, ListCheckpoints, Ownership,
-    SaveCheckpoint,
-};
+use crate::store::{CheckpointStore, Ownership};
 use crate::util::time;
 use serde_json::{json, Map, Value};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 mod context;
+mod records;
 pub use context::{AbortFlag, ServiceConfig, OPERATIONS};
 
 /// A result and, for attach/revise/approve/reject, the audit event (`onDecision`): what
@@ -318,154 +316,6 @@ impl ArtifactService {
             ));
         }
         Ok(text)
-    }
-
-    fn key(
-        &self,
-        thread: &str,
-        artifact: &str,
-        owner: &Ownership,
-        abort: &AbortFlag,
-    ) -> CheckpointKey {
-        CheckpointKey {
-            signal: abort.signal(),
-            ..CheckpointKey::new(NAMESPACE, &record_key(thread, artifact), owner)
-        }
-    }
-
-    /// The record and its checkpoint version, or `None`: absent, another owner's (a
-    /// host store's conflict on load included), or not the record this key names.
-    async fn load(
-        &self,
-        thread: &str,
-        artifact: &str,
-        owner: &Ownership,
-        abort: &AbortFlag,
-    ) -> Result<Option<(u64, Record)>> {
-        abort.check()?;
-        let key = self.key(thread, artifact, owner, abort);
-        let cp = match self.store.load_text(&key).await {
-            Ok(Some(cp)) => cp,
-            Ok(None) => return Ok(None),
-            Err(e) if e.kind == ErrorKind::CheckpointConflict => return Ok(None),
-            Err(e) => return Err(e),
-        };
-        abort.check()?;
-        let version = cp.version;
-        Ok(self
-            .record_of_text(&cp, owner)?
-            .filter(|rec| rec.thread_id == thread && rec.id == artifact)
-            .map(|rec| (version, rec)))
-    }
-
-    /// The artifact record a checkpoint holds, when it belongs to `owner` (the record's
-    /// own owner members, when it has any, must agree too).
-    fn record_of(&self, cp: Checkpoint, owner: &Ownership) -> Result<Option<Record>> {
-        if cp.owner != *owner {
-            return Ok(None);
-        }
-        Self::mine(Record::from_stored(cp.value), &cp.key, owner)
-    }
-
-    /// [`Self::record_of`] of a checkpoint read as text.
-    fn record_of_text(&self, cp: &CheckpointText, owner: &Ownership) -> Result<Option<Record>> {
-        if cp.owner != *owner {
-            return Ok(None);
-        }
-        Self::mine(Record::from_stored_text(cp.value_text()), &cp.key, owner)
-    }
-
-    fn mine(
-        rec: std::result::Result<Record, serde_json::Error>,
-        key: &str,
-        owner: &Ownership,
-    ) -> Result<Option<Record>> {
-        let rec = rec.map_err(|e| {
-            PrismError::internal(format!("stored artifact record {key} is malformed: {e}"))
-        })?;
-        let mine = rec.owner.is_unowned() || rec.owner == *owner;
-        Ok(mine.then_some(rec))
-    }
-
-    async fn load_required(
-        &self,
-        f: &Fields<'_>,
-        ctx: &Ctx,
-        abort: &AbortFlag,
-    ) -> Result<(u64, Record)> {
-        let thread = input::id(f, "threadId", &self.redactor)?;
-        let artifact = input::id(f, "artifactId", &self.redactor)?;
-        self.load(&thread, &artifact, &ctx.owner, abort)
-            .await?
-            .ok_or_else(|| not_found(&thread, &artifact))
-    }
-
-    /// Compare-and-swap save of `rec` over checkpoint version `expected`, as the
-    /// reference's service writes: caller version `expected + 1`, category `artifact`.
-    async fn save(
-        &self,
-        rec: &Record,
-        text: &str,
-        owner: &Ownership,
-        expected: u64,
-        abort: &AbortFlag,
-    ) -> Result<CheckpointText> {
-        abort.check()?;
-        self.store
-            .save_text(
-                SaveCheckpoint {
-                    namespace: NAMESPACE.into(),
-                    key: record_key(&rec.thread_id, &rec.id),
-                    owner: owner.clone(),
-                    version: expected.saturating_add(1),
-                    expected_version: Some(expected),
-                    fencing_token: None,
-                    value: rec.to_value(),
-                    category: Some(CATEGORY.into()),
-                    metadata: None,
-                    signal: abort.signal(),
-                },
-                Some(text.to_string()),
-            )
-            .await
-            .map_err(map_save_error)
-    }
-
-    fn thread_query(&self, thread: &str, owner: &Ownership, abort: &AbortFlag) -> ListCheckpoints {
-        ListCheckpoints {
-            namespace: Some(NAMESPACE.into()),
-            key_prefix: Some(format!("{thread}:")),
-            owner: owner.clone(),
-            exact_owner: true,
-            signal: abort.signal(),
-            ..ListCheckpoints::default()
-        }
-    }
-
-    /// Artifacts of `thread` for `owner`, counted up to `cap`.
-    async fn count_thread(
-        &self,
-        thread: &str,
-        owner: &Ownership,
-        cap: u64,
-        abort: &AbortFlag,
-    ) -> Result<u64> {
-        let mut count: u64 = 0;
-        let mut query = self.thread_query(thread, owner, abort);
-        query.limit = Some(u32::try_from(cap.min(200)).unwrap_or(200));
-        abort.check()?;
-        if let Some(counted) = self.store.count(&query, cap) {
-            return counted.await;
-        }
-        loop {
-            abort.check()?;
-            let page = self.store.list(query.clone()).await?;
-            count = count.saturating_add(page.items.len() as u64);
-            match page.next_cursor {
-                Some(c) if count < cap && !page.items.is_empty() => query.cursor = Some(c),
-                _ => return Ok(count),
-            }
-        }
     }
 
     fn revision_from(

@@ -4,7 +4,11 @@
 
 use super::context::ABORTED;
 use super::*;
-use crate::store::{BoxFuture, MemoryLimits, MemoryStore, Page};
+use crate::artifacts::NAMESPACE;
+use crate::store::{
+    BoxFuture, Checkpoint, CheckpointKey, ListCheckpoints, MemoryLimits, MemoryStore, Page,
+    SaveCheckpoint,
+};
 use serde_json::json;
 use std::sync::atomic::AtomicBool;
 
