@@ -70,6 +70,14 @@ impl Answer {
             body: None,
         }
     }
+
+    /// A saved record's text and the audit event of the change.
+    fn recorded(text: String, event: Value) -> Self {
+        Self {
+            event: Some(event),
+            ..Self::text(text)
+        }
+    }
 }
 
 /// The service.
@@ -395,18 +403,9 @@ impl ArtifactService {
         match self.save(&rec, &text, &ctx.owner, 0, abort).await {
             Ok(_) => {
                 self.withdraw_over_cap(&rec, &ctx.owner, abort).await?;
-                let event = self.event(
-                    "artifact_attached",
-                    &rec,
-                    1,
-                    &ctx,
-                    Who::Actor(ctx.actor.as_deref()),
-                );
-                Ok(Answer {
-                    result: Json::Text(text),
-                    body: None,
-                    event: Some(event),
-                })
+                let who = Who::Actor(ctx.actor.as_deref());
+                let event = self.event("artifact_attached", &rec, 1, &ctx, who);
+                Ok(Answer::recorded(text, event))
             }
             Err(e) if explicit && e.reason() == Some("conflict") => {
                 // Lost a create race for the same id: the winner's record is the answer.
@@ -539,18 +538,9 @@ impl ArtifactService {
         rec.refresh_state();
         let text = self.check_record_size(&rec)?;
         self.save(&rec, &text, &ctx.owner, version, abort).await?;
-        let event = self.event(
-            "artifact_revised",
-            &rec,
-            number,
-            &ctx,
-            Who::Actor(ctx.actor.as_deref()),
-        );
-        Ok(Answer {
-            result: Json::Text(text),
-            body: None,
-            event: Some(event),
-        })
+        let who = Who::Actor(ctx.actor.as_deref());
+        let event = self.event("artifact_revised", &rec, number, &ctx, who);
+        Ok(Answer::recorded(text, event))
     }
 
     async fn compare(&self, v: &Value, abort: &AbortFlag) -> Result<Answer> {
@@ -640,11 +630,7 @@ impl ArtifactService {
             Decision::Rejected => "artifact_rejected",
         };
         let event = self.event(kind, &rec, version, &ctx, Who::Reviewer(&reviewer, state));
-        Ok(Answer {
-            result: Json::Text(text),
-            body: None,
-            event: Some(event),
-        })
+        Ok(Answer::recorded(text, event))
     }
 
     async fn last_validated(&self, v: &Value, abort: &AbortFlag) -> Result<Answer> {
