@@ -148,27 +148,11 @@ export interface ArtifactCitation {
 }
 
 /** One immutable revision of an artifact: a reference with metadata, never the body. */
-export interface ArtifactRevision {
+export interface ArtifactRevision extends ArtifactRevisionFields {
   /** Revision number, 1-based and consecutive. */
   readonly version: number
-  /** Host blob reference (never a local filesystem path). */
-  readonly uri: string
   /** MIME type. */
   readonly mime: string
-  /** Host-computed content hash, e.g. `"sha256:…"`. */
-  readonly hash: string
-  /** Expected body byte length. */
-  readonly size?: number
-  /** The producer's note on this revision. */
-  readonly changeNote?: string
-  /** The run that produced this revision. */
-  readonly producerRunId?: string
-  /** Citations and data sources. */
-  readonly citations?: readonly ArtifactCitation[]
-  /** Preview metadata only (any JSON object); the host renders content. */
-  readonly preview?: Readonly<Record<string, unknown>>
-  /** (Addition) The revision's title. */
-  readonly title?: string
   /** (Addition) Actor ref (`kind:id`) of the verified identity that created it. */
   readonly createdBy?: string
   /** ISO-8601. */
@@ -252,22 +236,16 @@ export interface ArtifactServiceInput {
   readonly signal?: AbortSignal
 }
 
-/** `attach` input. */
-export interface ArtifactAttachInput extends ArtifactServiceInput {
-  /** Thread id: 1..128 characters of `A-Z a-z 0-9 . _ -`. */
-  readonly threadId: string
+/** The members of a new revision, shared by `attach` and `revise`. */
+export interface ArtifactRevisionFields {
   /** Host blob reference; `file:`, absolute, drive, UNC and home paths are `unsafe_uri`. */
   readonly uri: string
-  /** MIME type (`mimeBytes`). */
-  readonly mime: string
+  /** MIME type (`mimeBytes`); on `revise` it defaults to the previous revision's. */
+  readonly mime?: string
   /** Content hash (`hashBytes`). */
   readonly hash: string
   /** Expected body byte length (a non-negative safe integer). */
   readonly size?: number
-  /** Explicit id: attach is then an idempotent get-or-create. */
-  readonly id?: string
-  /** Title (`titleBytes`). */
-  readonly title?: string
   /** Note on this revision (`noteBytes`, else `note_too_large`). */
   readonly changeNote?: string
   /** The producing run: `^[A-Za-z0-9][A-Za-z0-9._:-]*$`, at most 128 (else `invalid_id`). */
@@ -276,6 +254,18 @@ export interface ArtifactAttachInput extends ArtifactServiceInput {
   readonly citations?: readonly ArtifactCitation[]
   /** Preview metadata (`previewBytes`; at most 32 levels deep). */
   readonly preview?: Readonly<Record<string, unknown>>
+  /** Title (`titleBytes`); on `revise` (an addition) a new title for the record. */
+  readonly title?: string
+}
+
+/** `attach` input. */
+export interface ArtifactAttachInput extends ArtifactServiceInput, ArtifactRevisionFields {
+  /** Thread id: 1..128 characters of `A-Z a-z 0-9 . _ -`. */
+  readonly threadId: string
+  /** MIME type (`mimeBytes`). */
+  readonly mime: string
+  /** Explicit id: attach is then an idempotent get-or-create. */
+  readonly id?: string
   /** (Addition) Artifact kind (bounded like titles). */
   readonly kind?: string
 }
@@ -299,26 +289,7 @@ export interface ArtifactRefInput extends ArtifactServiceInput {
 }
 
 /** `revise` input. */
-export interface ArtifactReviseInput extends ArtifactRefInput {
-  /** Host blob reference of the new revision. */
-  readonly uri: string
-  /** MIME type; defaults to the previous revision's. */
-  readonly mime?: string
-  /** Content hash. */
-  readonly hash: string
-  /** Expected body byte length. */
-  readonly size?: number
-  /** Note on this revision. */
-  readonly changeNote?: string
-  /** The producing run. */
-  readonly producerRunId?: string
-  /** Citations. */
-  readonly citations?: readonly ArtifactCitation[]
-  /** Preview metadata. */
-  readonly preview?: Readonly<Record<string, unknown>>
-  /** (Addition) A new title for the record. */
-  readonly title?: string
-}
+export interface ArtifactReviseInput extends ArtifactRefInput, ArtifactRevisionFields {}
 
 /** `compare` input: two distinct revision numbers. */
 export interface ArtifactCompareInput extends ArtifactRefInput {

@@ -86,17 +86,23 @@ export interface WorkDraftExecution {
   readonly error?: string
 }
 
-/** A draft record (the checkpoint value). */
-export interface WorkDraft extends OwnershipScope {
-  readonly id: string
-  readonly threadId: string
+/** What a draft declares at creation and never changes (`immutable_field`). */
+export interface WorkDraftDeclaration {
   readonly provider: string
   readonly op: string
+  /** JSON Schema (draft 2020-12 by default) every revision's payload must match; no external `$ref`. */
   readonly schema?: DraftJson
   /** JSON-pointer patterns of the payload members that hold recipients. */
   readonly recipients?: readonly string[]
   readonly scopes?: readonly WorkDraftScopeRule[]
+  /** Without `draftId`, the id derives from it, so a retried create finds the same draft. */
   readonly idempotencyKey?: string
+}
+
+/** A draft record (the checkpoint value). */
+export interface WorkDraft extends OwnershipScope, WorkDraftDeclaration {
+  readonly id: string
+  readonly threadId: string
   readonly status: WorkDraftStatus
   /** The checkpoint version: the CAS counter `expectedVersion` names (not a revision number). */
   readonly version: number
@@ -117,18 +123,10 @@ export interface WorkDraftContext {
   readonly threadId: string
 }
 
-export interface CreateWorkDraftInput extends WorkDraftContext {
+export interface CreateWorkDraftInput extends WorkDraftContext, WorkDraftDeclaration {
   /** Explicit id: get-or-create (the same id with another payload is `conflict`). */
   readonly draftId?: string
-  readonly provider: string
-  readonly op: string
   readonly payload: DraftPayload
-  /** JSON Schema (draft 2020-12 by default) every revision's payload must match; no external `$ref`. */
-  readonly schema?: DraftJson
-  readonly recipients?: readonly string[]
-  readonly scopes?: readonly WorkDraftScopeRule[]
-  /** Without `draftId`, the id derives from it, so a retried create finds the same draft. */
-  readonly idempotencyKey?: string
   /** Author ref when no identity is given. */
   readonly author?: string
 }

@@ -323,25 +323,7 @@ impl<C: HostCaller> HostCheckpointStore<C> {
 }
 
 impl<C: HostCaller> CheckpointStore for HostCheckpointStore<C> {
-    fn save(&self, req: SaveCheckpoint) -> BoxFuture<'_, Result<Checkpoint>> {
-        Box::pin(self.save_impl(req))
-    }
-
-    fn load<'a>(&'a self, key: &'a CheckpointKey) -> BoxFuture<'a, Result<Option<Checkpoint>>> {
-        Box::pin(self.load_impl(key))
-    }
-
-    fn list(&self, query: ListCheckpoints) -> BoxFuture<'_, Result<Page<Checkpoint>>> {
-        Box::pin(self.list_impl(query))
-    }
-
-    fn delete<'a>(
-        &'a self,
-        key: &'a CheckpointKey,
-        expected_version: Option<u64>,
-    ) -> BoxFuture<'a, Result<bool>> {
-        Box::pin(self.delete_impl(key, expected_version))
-    }
+    super::boxed_store_methods!();
 }
 
 #[cfg(test)]

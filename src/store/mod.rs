@@ -99,6 +99,47 @@ pub trait CheckpointStore: Send + Sync {
     }
 }
 
+/// The four [`CheckpointStore`] methods of a store that does its work in inherent
+/// `async fn`s `save_impl`, `load_impl`, `list_impl` and `delete_impl` (boxing their
+/// futures), for use inside its `impl CheckpointStore` block.
+macro_rules! boxed_store_methods {
+    () => {
+        fn save(
+            &self,
+            req: $crate::store::SaveCheckpoint,
+        ) -> $crate::store::BoxFuture<'_, $crate::error::Result<$crate::store::Checkpoint>> {
+            Box::pin(self.save_impl(req))
+        }
+
+        fn load<'a>(
+            &'a self,
+            key: &'a $crate::store::CheckpointKey,
+        ) -> $crate::store::BoxFuture<'a, $crate::error::Result<Option<$crate::store::Checkpoint>>>
+        {
+            Box::pin(self.load_impl(key))
+        }
+
+        fn list(
+            &self,
+            query: $crate::store::ListCheckpoints,
+        ) -> $crate::store::BoxFuture<
+            '_,
+            $crate::error::Result<$crate::store::Page<$crate::store::Checkpoint>>,
+        > {
+            Box::pin(self.list_impl(query))
+        }
+
+        fn delete<'a>(
+            &'a self,
+            key: &'a $crate::store::CheckpointKey,
+            expected_version: Option<u64>,
+        ) -> $crate::store::BoxFuture<'a, $crate::error::Result<bool>> {
+            Box::pin(self.delete_impl(key, expected_version))
+        }
+    };
+}
+pub(crate) use boxed_store_methods;
+
 /// `ArtifactError('invalid_input')` with this message (store options, closed stores).
 pub fn invalid(message: impl Into<String>) -> crate::error::PrismError {
     crate::error::PrismError::artifact(crate::error::ArtifactReason::InvalidInput, message)

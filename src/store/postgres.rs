@@ -25,7 +25,7 @@ use super::model::{
     value_bytes, value_too_large, Checkpoint, CheckpointKey, ListCheckpoints, Order, Ownership,
     Page, SaveCheckpoint, PAGE_SIZE_SQL, VALUE_BYTES_HARD,
 };
-use super::{invalid, BoxFuture, CheckpointStore};
+use super::{invalid, CheckpointStore};
 use crate::error::{PrismError, Result};
 use crate::util::caps::{self, Cap};
 use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, Runtime};
@@ -638,25 +638,7 @@ impl CheckpointStore for PostgresCheckpointStore {
         self.shared.life.admit()
     }
 
-    fn save(&self, req: SaveCheckpoint) -> BoxFuture<'_, Result<Checkpoint>> {
-        Box::pin(self.save_impl(req))
-    }
-
-    fn load<'a>(&'a self, key: &'a CheckpointKey) -> BoxFuture<'a, Result<Option<Checkpoint>>> {
-        Box::pin(self.load_impl(key))
-    }
-
-    fn list(&self, query: ListCheckpoints) -> BoxFuture<'_, Result<Page<Checkpoint>>> {
-        Box::pin(self.list_impl(query))
-    }
-
-    fn delete<'a>(
-        &'a self,
-        key: &'a CheckpointKey,
-        expected_version: Option<u64>,
-    ) -> BoxFuture<'a, Result<bool>> {
-        Box::pin(self.delete_impl(key, expected_version))
-    }
+    super::boxed_store_methods!();
 }
 
 #[cfg(test)]

@@ -7,6 +7,26 @@ const SECRET: &str = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
 const HOST: &str = "examplebucket.s3.amazonaws.com";
 const DATE: &str = "20130524T000000Z";
 
+/// A request of the S3 examples: no query, region us-east-1, their date and secret.
+fn s3_example<'a>(
+    method: &'a str,
+    path: &'a str,
+    headers: &'a [(String, String)],
+    payload_hash: &'a str,
+) -> SignInput<'a> {
+    SignInput {
+        method,
+        path,
+        query: &[],
+        headers,
+        payload_hash,
+        region: "us-east-1",
+        service: "s3",
+        amz_date: DATE,
+        secret_access_key: SECRET,
+    }
+}
+
 fn h(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
     pairs
         .iter()
@@ -41,17 +61,7 @@ fn s3_get_object_vector() {
         ("x-amz-content-sha256", EMPTY_SHA256),
         ("x-amz-date", DATE),
     ]);
-    let s = SignInput {
-        method: "GET",
-        path: "/test.txt",
-        query: &[],
-        headers: &headers,
-        payload_hash: EMPTY_SHA256,
-        region: "us-east-1",
-        service: "s3",
-        amz_date: DATE,
-        secret_access_key: SECRET,
-    };
+    let s = s3_example("GET", "/test.txt", &headers, EMPTY_SHA256);
     assert_eq!(
         s.signature(),
         "f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41"
@@ -79,17 +89,7 @@ fn s3_put_object_vector() {
         ("x-amz-storage-class", "REDUCED_REDUNDANCY"),
     ]);
     let path = format!("/{}", uri_encode("test$file.text", true));
-    let s = SignInput {
-        method: "PUT",
-        path: &path,
-        query: &[],
-        headers: &headers,
-        payload_hash: &payload,
-        region: "us-east-1",
-        service: "s3",
-        amz_date: DATE,
-        secret_access_key: SECRET,
-    };
+    let s = s3_example("PUT", &path, &headers, &payload);
     assert_eq!(
         s.signature(),
         "98ad721746da40c64f1a55b78f14c238d841ea1380cd77a1b5971af0ece108bd"
