@@ -10,7 +10,7 @@
 // sees redacted data.
 
 const native = require('./native.js')
-const { invoke } = require('./calls.js')
+const { invoke, callPort } = require('./calls.js')
 const { ArtifactError, callNative, toJson, typeError, describe, isObject, isOurs } = require('./errors.js')
 const { entryPoint, fromCaller, boundedJson } = require('./input.js')
 const { toStoreHandle } = require('./store.js')
@@ -19,6 +19,8 @@ const { serviceRedactor, splitSignal, hostRedaction, runNative, notifyDecision, 
 // The service's method names and the checkpoint namespace: Rust's (src/artifacts/).
 const CONSTANTS = JSON.parse(native.artifactsConstants())
 const OPERATIONS = CONSTANTS.operations
+/** @type {Map<string, number>} operation name → its index in Rust's list (what `start` takes) */
+const OPERATION_INDEX = new Map(OPERATIONS.map((/** @type {string} */ op, /** @type {number} */ i) => [op, i]))
 
 /** Marks a service with a body store wired (the HTTP download route then adds a presigned URL). */
 const BODIES_WIRED = Symbol.for('prism-review.artifact-bodies')
@@ -101,7 +103,7 @@ function buildService(store, options) {
   const limitsText = limitsJson(limits)
   const storeHandle = toStoreHandle(store)
   const handle = callNative(
-    () => new native.ArtifactServiceHandle(storeHandle, redactorHandle, `{"linkSecretBase64":${JSON.stringify(secret)},"limits":${limitsText}${bodies ? ',"bodies":true' : ''}}`),
+    () => new native.ArtifactServiceHandle(storeHandle, redactorHandle, callPort(), `{"linkSecretBase64":${JSON.stringify(secret)},"limits":${limitsText}${bodies ? ',"bodies":true' : ''}}`),
   )
   const host = hostRedactor && hostRedaction(hostRedactor, invalidInput)
 
@@ -143,7 +145,10 @@ function buildService(store, options) {
     }
     const { signal, json } = /** @type {{ signal: AbortSignal | undefined, json: string }} */ (prepared)
     // A call that finished on this thread answers its text itself: no promise to wait on.
-    let text = runNative(signal, hostRedactor, ArtifactError, (flag) => invoke((port, token) => handle.start(port, op, json, flag, token)))
+    const index = /** @type {number} */ (OPERATION_INDEX.get(op))
+    let text = runNative(signal, hostRedactor, ArtifactError, (flag) =>
+      invoke((_, token) => (flag ? handle.startAbortable(index, json, flag, token) : handle.start(index, json, token))),
+    )
     if (typeof text !== 'string') text = await text
     let { result, event, body } = JSON.parse(text)
     if (host) {

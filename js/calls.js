@@ -48,4 +48,9 @@ function invoke(start) {
   return new Promise((resolve, reject) => calls.set(token, { resolve, reject }))
 }
 
-module.exports = { invoke }
+/** This environment's port (made on first use). */
+function callPort() {
+  return (port ??= new native.CallPort(done))
+}
+
+module.exports = { invoke, callPort }

@@ -12,7 +12,7 @@
 const native = require('./native.js')
 const { WorkDraftError, callNative, callNativeAsync, toJson, typeError, describe, isObject } = require('./errors.js')
 const { toStoreHandle } = require('./store.js')
-const { serviceRedactor, splitSignal, hostRedaction, runNative, notifyDecision, serviceObject } = require('./service.js')
+const { serviceRedactor, splitSignal, hostRedaction, runNative, orNeverAborted, notifyDecision, serviceObject } = require('./service.js')
 const { boundedJson } = require('./input.js')
 
 const CONSTANTS = JSON.parse(native.draftsConstants())
@@ -227,7 +227,7 @@ function createWorkDraftService(store, options) {
    */
   async function run(op, input) {
     const { signal, json } = await prepare(input)
-    const text = await runNative(signal, hostRedactor, WorkDraftError, (flag) => callNativeAsync(() => handle.call(op, json, flag)))
+    const text = await runNative(signal, hostRedactor, WorkDraftError, (flag) => callNativeAsync(() => handle.call(op, json, orNeverAborted(flag))))
     let { result, event } = JSON.parse(text)
     if (host) {
       result = await host.redact(result, 'result')

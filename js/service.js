@@ -110,41 +110,55 @@ function hostRedaction(hostRedactor, invalidInput) {
 
 /**
  * Run one native service call: `start(flag)` with an abort flag that the caller's signal
- * sets (host stores receive the signal by the id the flag carries). An aborted call
- * rejects with the signal's reason; a service error's message is host-redacted (it may
- * quote a field name of the request: never a registered secret). Without a signal and a
- * host redactor there is nothing to wait for around the call: a call that finished on the
- * calling thread answers its text itself (no promise).
+ * sets (host stores receive the signal by the id the flag carries), or `undefined` when
+ * there is no signal (nothing can abort the call; `orNeverAborted(flag)` is a flag that
+ * is never set, for calls that need one). An aborted call rejects with the signal's
+ * reason; a service error's message is host-redacted (it may quote a field name of the
+ * request: never a registered secret). Without a signal and a host redactor there is
+ * nothing to wait for around the call: a call that finished on the calling thread
+ * answers its text itself (no promise).
  * @param {AbortSignal | undefined} signal
  * @param {HostRedactor | null} hostRedactor
  * @param {Function} ServiceError the service's error class
- * @param {(flag: import('../binding.js').ArtifactAbortFlag) => string | Promise<string>} start
+ * @param {(flag: import('../binding.js').ArtifactAbortFlag | undefined) => string | Promise<string>} start
  * @returns {string | Promise<string>}
  */
 function runNative(signal, hostRedactor, ServiceError, start) {
-  if (!signal && !hostRedactor) return start((neverAborted ??= new native.ArtifactAbortFlag()))
+  if (!signal && !hostRedactor) return start(undefined)
   return runNativeGuarded(signal, hostRedactor, ServiceError, start)
 }
+
+/**
+ * `flag`, or one shared flag that is never set.
+ * @param {import('../binding.js').ArtifactAbortFlag | undefined} flag
+ * @returns {import('../binding.js').ArtifactAbortFlag}
+ */
+function orNeverAborted(flag) {
+  return flag ?? (neverAborted ??= new native.ArtifactAbortFlag())
+}
+
+/** Stands for the flag of a call without a signal: nothing aborts it. */
+const NO_FLAG = { abort() {} }
 
 /**
  * {@link runNative} with a signal or a host redactor.
  * @param {AbortSignal | undefined} signal
  * @param {HostRedactor | null} hostRedactor
  * @param {Function} ServiceError
- * @param {(flag: import('../binding.js').ArtifactAbortFlag) => string | Promise<string>} start
+ * @param {(flag: import('../binding.js').ArtifactAbortFlag | undefined) => string | Promise<string>} start
  * @returns {Promise<string>}
  */
 async function runNativeGuarded(signal, hostRedactor, ServiceError, start) {
   /** @type {number | undefined} */
   let signalId
+  /** @returns {import('../binding.js').ArtifactAbortFlag | typeof NO_FLAG} */
   const makeFlag = () => {
-    // Without a signal nothing can abort: one shared flag that is never set.
-    if (!signal) return (neverAborted ??= new native.ArtifactAbortFlag())
+    if (!signal) return NO_FLAG
     signalId = registerSignal(signal)
     return new native.ArtifactAbortFlag(signalId)
   }
   try {
-    return await underSignal(signal, makeFlag, start)
+    return await underSignal(signal, makeFlag, (flag) => start(flag === NO_FLAG ? undefined : /** @type {import('../binding.js').ArtifactAbortFlag} */ (flag)))
   } catch (err) {
     if (!signal?.aborted && hostRedactor && err instanceof ServiceError) {
       try {
@@ -200,4 +214,4 @@ function serviceObject(operations, run, limitsJson, mark) {
   return Object.freeze(service)
 }
 
-module.exports = { serviceRedactor, splitSignal, hostRedaction, runNative, notifyDecision, serviceObject }
+module.exports = { serviceRedactor, splitSignal, hostRedaction, runNative, orNeverAborted, notifyDecision, serviceObject }

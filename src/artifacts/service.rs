@@ -497,8 +497,12 @@ impl ArtifactService {
     async fn get(&self, v: &Value, abort: &AbortFlag) -> Result<Answer> {
         let f = fields(v, &[&["artifactId"]])?;
         let ctx = self.ctx(&f)?;
-        let (_, rec) = self.load_required(&f, &ctx, abort).await?;
-        Ok(Answer::text(rec.to_text()))
+        let thread = input::id(&f, "threadId", &self.redactor)?;
+        let artifact = input::id(&f, "artifactId", &self.redactor)?;
+        self.load_text(&thread, &artifact, &ctx.owner, abort)
+            .await?
+            .map(Answer::text)
+            .ok_or_else(|| not_found(&thread, &artifact))
     }
 
     async fn revise(&self, v: &Value, abort: &AbortFlag) -> Result<Answer> {

@@ -58,15 +58,20 @@ impl ArtifactAbortFlag {
 pub struct ArtifactServiceHandle {
     inner: Arc<ArtifactService>,
     store: Arc<dyn crate::store::CheckpointStore>,
+    /// Where calls that do not finish on the calling thread complete.
+    port: CallPort,
+    /// The flag of calls without a signal: never set.
+    never_aborted: AbortFlag,
 }
 
 #[napi]
 impl ArtifactServiceHandle {
-    /// `options_json`: `{ linkSecretBase64, limits? }`.
+    /// `options_json`: `{ linkSecretBase64, limits? }`; `port`: this environment's.
     #[napi(constructor)]
     pub fn new(
         store: &CheckpointStoreHandle,
         redactor: &SecretRedactorHandle,
+        port: &CallPort,
         options_json: String,
     ) -> napi::Result<Self> {
         guard(|| {
@@ -79,6 +84,8 @@ impl ArtifactServiceHandle {
                     config,
                 )),
                 store: store.inner.clone(),
+                port: port.clone(),
+                never_aborted: AbortFlag::new(),
             })
         })
     }
@@ -89,24 +96,51 @@ impl ArtifactServiceHandle {
         guard(|| text_of(&self.inner.limits().to_value()))
     }
 
-    /// Start `op` on the JSON request: JSON `{ result, event? }` when it finished on this
-    /// thread (the memory store), else `null` and the text arrives through the port's
-    /// `done(token, …)` (see `calls.rs`). Admitted synchronously, so a store's `close()`
-    /// after this call waits for it (and refuses operations requested after it).
+    /// Start operation `OPERATIONS[op]` on the JSON request: JSON `{ result, event? }`
+    /// when it finished on this thread (the memory store), else `null` and the text
+    /// arrives through the port's `done(token, …)` (see `calls.rs`). Admitted
+    /// synchronously, so a store's `close()` after this call waits for it (and refuses
+    /// operations requested after it). A call under an AbortSignal: [`Self::start_abortable`].
     #[napi(ts_return_type = "string | null")]
     pub fn start(
         &self,
         env: &Env,
-        port: &CallPort,
-        op: String,
+        op: u32,
+        input_json: String,
+        token: u32,
+    ) -> napi::Result<Option<String>> {
+        self.run(env, op, input_json, self.never_aborted.clone(), token)
+    }
+
+    /// [`Self::start`] with the abort flag the caller's signal sets.
+    #[napi(ts_return_type = "string | null")]
+    pub fn start_abortable(
+        &self,
+        env: &Env,
+        op: u32,
         input_json: String,
         abort: &ArtifactAbortFlag,
         token: u32,
     ) -> napi::Result<Option<String>> {
+        self.run(env, op, input_json, abort.inner.clone(), token)
+    }
+
+    fn run(
+        &self,
+        env: &Env,
+        op: u32,
+        input_json: String,
+        flag: AbortFlag,
+        token: u32,
+    ) -> napi::Result<Option<String>> {
+        let Some(&op) = crate::artifacts::service::OPERATIONS.get(op as usize) else {
+            return Err(super::to_js_error(PrismError::type_error(format!(
+                "unknown artifact operation {op}"
+            ))));
+        };
         let service = self.inner.clone();
-        let flag = abort.inner.clone();
         let ticket = self.store.admit().map_err(super::to_js_error)?;
-        port.start(env, token, async move {
+        self.port.start(env, token, async move {
             let _ticket = ticket;
             if input_json.len() > crate::artifacts::input::MAX_INPUT_BYTES {
                 return Err(crate::artifacts::err(
@@ -119,7 +153,7 @@ impl ArtifactServiceHandle {
                 ));
             }
             let input = json::parse(&input_json, invalid)?;
-            service.call_json(&op, input, &input_json, &flag).await
+            service.call_json(op, input, &input_json, &flag).await
         })
     }
 }

@@ -69,6 +69,7 @@ impl KeepAlive {
 /// ([`CallPort`]) and of `LanguageIntelligence` calls (`lsp.rs`). `done` must not hold
 /// the native object that holds this (the threadsafe function holds `done` strongly, so
 /// that would be a cycle no GC can collect).
+#[derive(Clone)]
 pub(crate) struct Completions {
     done: Arc<Done>,
     keep_alive: Arc<KeepAlive>,
@@ -123,6 +124,7 @@ impl Completions {
 
 /// One JS environment's completion path for store and artifact calls.
 #[napi]
+#[derive(Clone)]
 pub struct CallPort {
     completions: Completions,
 }

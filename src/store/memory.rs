@@ -193,6 +193,7 @@ impl MemoryStore {
         answer: impl FnOnce(&Checkpoint, &CheckpointText) -> T,
     ) -> Result<T> {
         req.validate()?;
+        let as_given = value_text.is_some();
         let value_text =
             value_text.unwrap_or_else(|| serde_json::to_string(&req.value).unwrap_or_default());
         let bytes = value_text.len();
@@ -205,7 +206,8 @@ impl MemoryStore {
         let existing = st.by_id.get(&id);
         let old_seq = existing.map(|e| e.seq);
         let cp = req.apply(existing.map(|e| &e.cp), &now)?;
-        let text = CheckpointText::with_value_text(&cp, &value_text);
+        let mut text = CheckpointText::with_value_text(&cp, &value_text);
+        text.value_as_given = as_given;
         if let Some(seq) = old_seq {
             st.saved.remove(&seq);
         }

@@ -142,6 +142,11 @@ pub struct CheckpointText {
     pub owner: Ownership,
     /// Where the value's text sits in `text`.
     value: Range<usize>,
+    /// The value's text is exactly the text its saver handed to
+    /// [`super::CheckpointStore::save_text`] (the memory store keeps it as given), so the
+    /// saver knows its form without reading it again: the artifact service answers its
+    /// own record's text as stored. False wherever the text was read back or rewritten.
+    pub value_as_given: bool,
 }
 
 fn push_json<T: Serialize + ?Sized>(out: &mut Vec<u8>, v: &T) {
@@ -202,6 +207,7 @@ impl CheckpointText {
             version: cp.version,
             owner: cp.owner.clone(),
             value,
+            value_as_given: false,
         }
     }
 

@@ -34,6 +34,48 @@ impl ArtifactService {
         owner: &Ownership,
         abort: &AbortFlag,
     ) -> Result<Option<(u64, Record)>> {
+        let Some(cp) = self.load_checkpoint(thread, artifact, owner, abort).await? else {
+            return Ok(None);
+        };
+        let version = cp.version;
+        Ok(self
+            .record_of_text(&cp, owner)?
+            .filter(|rec| rec.thread_id == thread && rec.id == artifact)
+            .map(|rec| (version, rec)))
+    }
+
+    /// The record's JSON text, or `None` as [`Self::load`]. A text this service saved
+    /// and the store kept as given (`value_as_given`: the memory store) is the record's
+    /// own text, written under this key and owner: answered as stored, not read and
+    /// written again (issue 13). Any other text is read and checked as `load` does.
+    pub(super) async fn load_text(
+        &self,
+        thread: &str,
+        artifact: &str,
+        owner: &Ownership,
+        abort: &AbortFlag,
+    ) -> Result<Option<String>> {
+        let Some(cp) = self.load_checkpoint(thread, artifact, owner, abort).await? else {
+            return Ok(None);
+        };
+        if cp.value_as_given && cp.owner == *owner {
+            return Ok(Some(cp.value_text().to_string()));
+        }
+        Ok(self
+            .record_of_text(&cp, owner)?
+            .filter(|rec| rec.thread_id == thread && rec.id == artifact)
+            .map(|rec| rec.to_text()))
+    }
+
+    /// The checkpoint under the record's key, or `None`: absent, or another owner's (a
+    /// host store's conflict on load).
+    async fn load_checkpoint(
+        &self,
+        thread: &str,
+        artifact: &str,
+        owner: &Ownership,
+        abort: &AbortFlag,
+    ) -> Result<Option<CheckpointText>> {
         abort.check()?;
         let key = self.key(thread, artifact, owner, abort);
         let cp = match self.store.load_text(&key).await {
@@ -43,11 +85,7 @@ impl ArtifactService {
             Err(e) => return Err(e),
         };
         abort.check()?;
-        let version = cp.version;
-        Ok(self
-            .record_of_text(&cp, owner)?
-            .filter(|rec| rec.thread_id == thread && rec.id == artifact)
-            .map(|rec| (version, rec)))
+        Ok(Some(cp))
     }
 
     /// The artifact record a checkpoint holds, when it belongs to `owner` (the record's

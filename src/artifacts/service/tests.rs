@@ -1171,3 +1171,89 @@ async fn a_cross_owner_collision_in_one_key_space_is_answered_as_not_found() {
     let free = json!({ "ownership": other, "threadId": "thread-1", "id": "free", "uri": "https://z", "mime": "m", "hash": "h" });
     assert_eq!(run(&svc, "attach", free).await.unwrap()["tenantId"], "t2");
 }
+
+/// The `result` member of `get` thread-1/doc, as text (through `call_json`, the binding's path).
+async fn get_result_text(svc: &ArtifactService) -> String {
+    let get = json!({ "ownership": owner(), "threadId": "thread-1", "artifactId": "doc" });
+    let text = get.to_string();
+    let out = svc
+        .call_json("get", get, &text, &AbortFlag::new())
+        .await
+        .unwrap();
+    let v: Value = serde_json::from_str(&out).unwrap();
+    serde_json::to_string(&v["result"]).unwrap()
+}
+
+/// `get` over the memory store answers the text the service saved as stored (issue 13);
+/// a text the service did not hand the store (a plain save over the record) is read and
+/// written again, so the answer is the record's own form either way.
+#[tokio::test]
+async fn get_answers_its_own_saved_text_as_stored_and_rereads_any_other() {
+    let store = Arc::new(MemoryStore::new(MemoryLimits::default()));
+    let svc = ArtifactService::new(
+        store.clone(),
+        Arc::new(SecretRedactor::new(&["sk-never"]).unwrap()),
+        ServiceConfig {
+            link_secret: SECRET.to_vec(),
+            limits: ArtifactLimits::resolve(None).unwrap(),
+            bodies: false,
+        },
+    );
+    attach(&svc, "doc").await;
+    let approved = run(
+        &svc,
+        "approve",
+        json!({ "ownership": owner(), "threadId": "thread-1", "artifactId": "doc",
+                "version": 1, "reviewer": "user:r" }),
+    )
+    .await
+    .unwrap();
+    let key = CheckpointKey::new(NAMESPACE, "thread-1:doc", &owner_scope());
+    let stored = store.load_text(&key).await.unwrap().unwrap();
+    assert!(
+        stored.value_as_given,
+        "the service's own save is kept as given"
+    );
+    let answered = get_result_text(&svc).await;
+    assert_eq!(answered, stored.value_text(), "answered as stored");
+    assert_eq!(answered, serde_json::to_string(&approved).unwrap());
+    let rec = Record::from_stored_text(&answered).unwrap();
+    assert_eq!(
+        rec.to_text(),
+        answered,
+        "the stored text is the record's own form"
+    );
+
+    // A plain save of the same record with its members in reverse order.
+    let Value::Object(members) = serde_json::from_str::<Value>(&answered).unwrap() else {
+        unreachable!()
+    };
+    let reversed: serde_json::Map<String, Value> = members.into_iter().rev().collect();
+    store
+        .save(SaveCheckpoint {
+            namespace: NAMESPACE.into(),
+            key: "thread-1:doc".into(),
+            owner: owner_scope(),
+            version: stored.version + 1,
+            expected_version: Some(stored.version),
+            fencing_token: None,
+            value: Value::Object(reversed),
+            category: Some("artifact".into()),
+            metadata: None,
+            signal: Default::default(),
+        })
+        .await
+        .unwrap();
+    let restored = store.load_text(&key).await.unwrap().unwrap();
+    assert!(!restored.value_as_given);
+    assert_ne!(
+        restored.value_text(),
+        answered,
+        "stored in another member order"
+    );
+    assert_eq!(
+        get_result_text(&svc).await,
+        answered,
+        "read and written in the record's form"
+    );
+}
