@@ -4,15 +4,19 @@
 // child process that did the transfer (it must not grow with the body).
 // - "ratio" is the median adapter time over the median curl time; "paired" the median of
 //   each run's adapter/curl ratio (each pair runs back to back, so it follows the
-//   machine's load better). Which side goes first alternates from run to run, and every
-//   timed transfer starts after `sync` (untimed), so neither side inherits the other's
+//   machine's load better; its range in brackets shows how noisy the run was). A get's
+//   adapter time also shows when the body had verified (the rest is reading it back into
+//   JavaScript). Which side goes first alternates from run to run, and every timed
+//   transfer starts after `sync` (untimed), so neither side inherits the other's
 //   page-cache writeback.
 // - Both sides time the transfer alone: the child from its call to the last byte (not
 //   Node's start-up), curl its own `time_total` (not its process start).
 // - "adapter CPU" is the child's user + system time over the transfer; "server CPU" the
 //   s3s-fs time over the adapter's and over curl's transfer (Linux only). s3s-fs reads
-//   objects 4 KiB at a time through tokio::fs, so it usually costs far more CPU than
-//   either client; on a loaded machine the clients' CPU competes with it.
+//   objects 4 KiB at a time through tokio::fs, so it costs far more CPU than either
+//   client and sets the pace (both clients' receive queues stay near empty); on a loaded
+//   machine the clients' CPU competes with it, so the adapter's extra work (SHA-256, the
+//   spool, the read-back) shows in the ratio roughly as its share of the CPU spent.
 // - "put" streams the file as a web ReadableStream of fresh 1 MiB chunks read straight
 //   from the file (as curl -T reads into its buffer); `Readable.toWeb(createReadStream())`
 //   would copy each chunk once more inside Node's adapter, a host's cost, not the store's.
@@ -55,18 +59,21 @@ function fileStream(path) {
   const whole = op === 'put-bytes' ? fs.readFileSync(file) : null
   const t0 = performance.now()
   const c0 = process.cpuUsage()
+  let verifiedMs
   if (op === 'put') {
     await store.put(ref, fileStream(file))
   } else if (op === 'put-bytes') {
     await store.put(ref, whole)
   } else {
+    const stream = await store.get(ref)
+    verifiedMs = performance.now() - t0
     let n = 0
-    for await (const c of await store.get(ref)) n += c.byteLength
+    for await (const c of stream) n += c.byteLength
     if (n !== ref.size) throw new Error('short read')
   }
   const ms = performance.now() - t0
   const cpu = process.cpuUsage(c0)
-  process.stdout.write(JSON.stringify({ ms, cpuMs: (cpu.user + cpu.system) / 1000, rssKiB: process.resourceUsage().maxRSS }))
+  process.stdout.write(JSON.stringify({ ms, verifiedMs, cpuMs: (cpu.user + cpu.system) / 1000, rssKiB: process.resourceUsage().maxRSS }))
 })().catch((e) => { console.error(e); process.exit(1) })
 `
 
@@ -134,12 +141,14 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 function report(size, op, ours, theirs) {
   const ms = median(ours.map((o) => o.ms))
   const c = median(theirs.map((o) => o.ms))
-  const paired = median(ours.map((o, i) => o.ms / theirs[i].ms))
+  const ratios = ours.map((o, i) => o.ms / theirs[i].ms)
+  const paired = `${fmt(median(ratios))}x (${fmt(Math.min(...ratios), 1)}-${fmt(Math.max(...ratios), 1)})`
+  const verified = op === 'get' ? ` (${fmt(median(ours.map((o) => o.verifiedMs)), 0)} verified)` : ''
   const cpu = median(ours.map((o) => o.cpuMs))
   const server = `${fmt(median(ours.map((o) => o.serverMs)), 0)} / ${fmt(median(theirs.map((o) => o.serverMs)), 0)}`
   const rss = Math.max(...ours.map((o) => o.rssKiB)) / 1024
   const beyond = op === 'put (bytes)' ? ` (${fmt(rss - size / MiB, 0)} MiB beyond the body)` : ''
-  console.log(`| ${size / MiB} MiB | ${op} | ${fmt(ms, 0)} | ${fmt(c, 0)} | ${fmt(ms / c)}x | ${fmt(paired)}x | ${fmt(cpu, 0)} | ${server} | ${fmt(rss, 0)} MiB${beyond} |`)
+  console.log(`| ${size / MiB} MiB | ${op} | ${fmt(ms, 0)}${verified} | ${fmt(c, 0)} | ${fmt(ms / c)}x | ${paired} | ${fmt(cpu, 0)} | ${server} | ${fmt(rss, 0)} MiB${beyond} |`)
 }
 
 export default async function run() {
@@ -158,7 +167,7 @@ export default async function run() {
     console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- |')
     for (const size of [64 * MiB, 512 * MiB]) {
       const { file, hash } = makeFile(dir, size)
-      const runs = size > 64 * MiB ? 5 : 7
+      const runs = size > 64 * MiB ? 5 : 9
       const ref = { tenantId: 'bench', threadId: 'th', artifactId: `a${size}`, version: 1, mime: 'application/octet-stream', size, hash }
       const curlRef = { ...ref, artifactId: `curl${size}` }
       const url = `${s3.endpoint}/${BUCKET}/prism-artifacts/bench/th/${curlRef.artifactId}/1`
