@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import http from 'node:http'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import {
@@ -146,6 +147,66 @@ describe('S3 body store over s3s-fs', { skip: missing ? 's3s-fs missing' : false
     for (const ref of [short, wrongHash, long]) assert.equal(existsSync(onDisk(ref)), false)
     await rejects(store.put(refFor(body, { mime: '' }), body), 'ERR_PRISM_ARTIFACT_BODY_STORE')
     await rejects(store.put(refFor(body, { hash: 'sha256:' + sha(body) }), body), 'ERR_PRISM_ARTIFACT_BODY_STORE')
+  })
+
+  it('hashes a whole body over 1 MiB as it is sent: a mismatch is refused once, never whole on the wire, never stored', async () => {
+    const body = Buffer.alloc(3 * 1024 * 1024 + 11, 4)
+    const other = Buffer.from(body)
+    other[other.length - 1] = 5
+    const proxy = await startCountingProxy(s3.endpoint)
+    try {
+      const counted = createS3ArtifactBodyStore({ endpoint: proxy.endpoint, bucket: BUCKET, credentials: creds })
+      const wrong = refFor(body, { mime: 'application/octet-stream', hash: sha(other) })
+      await rejects(counted.put(wrong, body), 'ERR_PRISM_ARTIFACT_BODY_HASH_MISMATCH')
+      assert.equal(existsSync(onDisk(wrong)), false)
+      const short = refFor(body, { size: body.length - 1 })
+      await rejects(counted.put(short, body), 'ERR_PRISM_ARTIFACT_BODY_SIZE_MISMATCH')
+      const right = refFor(body, { mime: 'application/octet-stream' })
+      await counted.put(right, body)
+      assert.deepEqual(readFileSync(onDisk(right)), body)
+      // The refused body went out once (its attempts all ran before the put rejected: no
+      // retry), the size mismatch not at all, then the good body.
+      const puts = proxy.requests.filter((r) => r.method === 'PUT').map((r) => r.url.split('/').at(-2))
+      assert.deepEqual(puts, [wrong.artifactId, right.artifactId])
+    } finally {
+      await proxy.close()
+    }
+  })
+
+  it('retries a whole body after a 5xx that came once it was sent and verified', async () => {
+    const body = Buffer.alloc(2 * 1024 * 1024 + 3, 6)
+    const ref = refFor(body, { mime: 'application/octet-stream' })
+    const target = new URL(s3.endpoint)
+    const received = []
+    const flaky = http.createServer((req, res) => {
+      let n = 0
+      if (received.length === 0) {
+        // First attempt: read the whole body, then fail as a server error.
+        req.on('data', (c) => (n += c.length))
+        req.on('end', () => {
+          received.push(n)
+          res.writeHead(503).end()
+        })
+        return
+      }
+      const up = http.request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (upRes) => {
+        res.writeHead(upRes.statusCode, upRes.headers)
+        upRes.pipe(res)
+      })
+      req.on('data', (c) => (n += c.length))
+      req.on('end', () => received.push(n))
+      req.pipe(up)
+    })
+    await new Promise((resolve) => flaky.listen(0, '127.0.0.1', resolve))
+    try {
+      const retrying = createS3ArtifactBodyStore({ endpoint: `http://127.0.0.1:${flaky.address().port}`, bucket: BUCKET, credentials: creds })
+      await retrying.put(ref, body)
+      assert.deepEqual(received, [body.length, body.length])
+      assert.deepEqual(readFileSync(onDisk(ref)), body)
+    } finally {
+      flaky.closeAllConnections()
+      await new Promise((resolve) => flaky.close(resolve))
+    }
   })
 
   it('refuses a get whose stored object was altered behind its back, or whose MIME differs', async () => {

@@ -20,7 +20,7 @@ export function s3sFsMissing() {
   return `s3s-fs not found at ${path}: install it with "cargo install s3s-fs --version 0.14.1 --features binary --locked --root ~/.cache/prism-review/s3s-fs" or set PRISM_S3S_FS (see README, "Develop")`
 }
 
-/** Start s3s-fs; resolves { endpoint, root, bucketDir, stop }. */
+/** Start s3s-fs; resolves { endpoint, root, bucketDir, pid, stop }. */
 export async function startS3sFs() {
   const root = mkdtempSync(join(tmpdir(), 'prism-s3s-'))
   const bucketDir = join(root, BUCKET)
@@ -47,6 +47,7 @@ export async function startS3sFs() {
     endpoint,
     root,
     bucketDir,
+    pid: child.pid,
     stop: async () => {
       if (child.exitCode === null) {
         const exited = new Promise((resolve) => child.once('exit', resolve))

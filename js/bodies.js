@@ -201,14 +201,10 @@ async function putStream(handle, json, body, signal) {
 }
 
 /**
-<<<<<<< HEAD
- * A ReadableStream over a verified download.
- * @param {import('../binding.js').BodyReadHandle} reader
- * @returns {ReadableStream<Uint8Array>}
-=======
  * A ReadableStream over a verified download. Each chunk is a fresh buffer allocated here
  * (V8 sees its size and collects it promptly) that the native side fills from the spool.
->>>>>>> s3get
+ * @param {import('../binding.js').BodyReadHandle} reader
+ * @returns {ReadableStream<Uint8Array>}
  */
 function readStream(reader) {
   let remaining = reader.remaining()

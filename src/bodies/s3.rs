@@ -412,6 +412,7 @@ impl S3BodyStore {
     }
 }
 
+mod checked;
 mod ops;
 
 #[cfg(test)]

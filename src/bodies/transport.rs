@@ -112,6 +112,16 @@ impl Transport {
         &self,
         make: impl Fn() -> Request<ReqBody>,
     ) -> Result<Response<Incoming>, SendError> {
+        self.send_idempotent_unless(make, || false).await
+    }
+
+    /// [`Self::send_idempotent`], but no retry once `stop()` is true (a request body that
+    /// refused itself: sending it again cannot succeed).
+    pub async fn send_idempotent_unless(
+        &self,
+        make: impl Fn() -> Request<ReqBody>,
+        stop: impl Fn() -> bool,
+    ) -> Result<Response<Incoming>, SendError> {
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -120,7 +130,7 @@ impl Transport {
                 Err(SendError::Connection) => true,
                 Ok(resp) => resp.status().is_server_error(),
             };
-            if !retry || attempt >= ATTEMPTS {
+            if !retry || attempt >= ATTEMPTS || stop() {
                 return out;
             }
             tokio::time::sleep(Duration::from_millis(50 << attempt)).await;

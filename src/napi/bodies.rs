@@ -266,7 +266,8 @@ impl S3BodyStoreHandle {
         }))
     }
 
-    /// `put` of a whole body, verified before anything is sent. Not copied: the bytes are
+    /// `put` of a whole body, hashed as it is sent (`S3BodyStore::put_bytes`: the last
+    /// slice goes only once it verified). Not copied: the bytes are
     /// read where JavaScript keeps them (the reference held until the transfer ends), so
     /// a 512 MiB body costs no second 512 MiB. A body changed while the put is pending
     /// cannot be stored under the ref: the local check or the server's check of the signed

@@ -1,5 +1,6 @@
 //! The transfers: put (whole or streamed), get (verified through a spool), delete.
 
+use super::checked::{CheckedBody, Verdict, SLICE};
 use super::*;
 
 /// Chunks a streamed upload buffers between the caller and the connection.
@@ -28,42 +29,68 @@ impl S3BodyStore {
         }
     }
 
-    /// `put` of a whole body: verified first (nothing is sent when it does not match),
-    /// then sent with retries.
+    /// `put` of a whole body. The size is checked first; a body of one slice (1 MiB) is
+    /// hashed before anything is sent, a larger one as it is sent, its last slice held
+    /// back until it verified (`checked.rs`), so a mismatching body never reaches the
+    /// server whole and is not retried.
     pub async fn put_bytes(&self, r: &BodyRef, body: Bytes, abort: &Abort) -> Result<()> {
-        verify_body(r, &body)?;
-        let hash = sigv4::hex(&r.hash);
-        self.put_payload(r, body, &hash, abort).await
+        if body.len() <= SLICE {
+            verify_body(r, &body)?;
+            return self
+                .put_payload(r, body, &sigv4::hex(&r.hash), None, abort)
+                .await;
+        }
+        if body.len() as u64 != r.size {
+            return Err(size_mismatch(body.len() as u64, r.size));
+        }
+        self.put_payload(r, body, &sigv4::hex(&r.hash), Some(r.hash), abort)
+            .await
     }
 
     /// `put` of an already-verified payload (the ciphertext when a `kms` hook is set), its
     /// own hash signed.
     pub async fn put_verified(&self, r: &BodyRef, payload: Bytes, abort: &Abort) -> Result<()> {
         let hash = sigv4::hex(&Sha256::digest(&payload));
-        self.put_payload(r, payload, &hash, abort).await
+        self.put_payload(r, payload, &hash, None, abort).await
     }
 
+    /// Send `payload` with retries; with `check`, hashed as it goes (see [`Self::put_bytes`]):
+    /// a retry after an attempt that verified sends it unhashed, a refused one is final.
     async fn put_payload(
         &self,
         r: &BodyRef,
         payload: Bytes,
         hash: &str,
+        check: Option<[u8; 32]>,
         abort: &Abort,
     ) -> Result<()> {
         abortable(abort, async {
             let _permit = self.permit().await?;
             let creds = self.credentials().await?;
             let len = payload.len() as u64;
-            let resp = self
+            let verdict = Verdict::default();
+            let body = || match check {
+                Some(expected) if !verdict.matched() => {
+                    CheckedBody::new(payload.clone(), expected, verdict.clone()).boxed()
+                }
+                _ => transport::full(payload.clone()),
+            };
+            let sent = self
                 .transport
-                .send_idempotent(|| {
-                    self.put_request(r, hash, len, &creds)
-                        .body(transport::full(payload.clone()))
-                        .unwrap_or_else(|_| unreachable!("the request is well-formed"))
-                })
+                .send_idempotent_unless(
+                    || {
+                        self.put_request(r, hash, len, &creds)
+                            .body(body())
+                            .unwrap_or_else(|_| unreachable!("the request is well-formed"))
+                    },
+                    || verdict.refused(),
+                )
+                .await;
+            if verdict.refused() {
+                return Err(hash_mismatch());
+            }
+            self.finish_put(sent.map_err(|_| Op::Upload.unreachable())?)
                 .await
-                .map_err(|_| Op::Upload.unreachable())?;
-            self.finish_put(resp).await
         })
         .await
     }
