@@ -61,6 +61,8 @@ function splitSignal(input, invalidInput) {
   /** @type {unknown} */
   let signal
   try {
+    // Without a `signal` member the request is the input itself (no copy).
+    if (!('signal' in input)) return { rest: input, signal: undefined }
     ;({ signal, ...rest } = input)
   } catch (cause) {
     throw invalidInput('input cannot be read', { cause })
