@@ -461,7 +461,10 @@ fn an_inline_read_that_would_wait_for_a_lock_gives_the_read_back() {
         .unwrap();
     let started = std::time::Instant::now();
     assert!(conns.read_here(&count).is_none(), "gave the read back");
-    assert!(started.elapsed() < Duration::from_millis(100), "did not wait");
+    assert!(
+        started.elapsed() < Duration::from_millis(100),
+        "did not wait"
+    );
     let release = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(300));
         holder.execute_batch("COMMIT").unwrap();
