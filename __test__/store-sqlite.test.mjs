@@ -130,3 +130,32 @@ test('close() refuses every call made after it at once, while the calls made bef
   assert.deepEqual((await allKeys(again.checkpoints, 'n')).sort(), ['before0', 'before1', 'before2', 'warm'])
   await again.close()
 })
+
+test('completions that arrive together settle over several turns of the event loop, not in one (issue 13)', async () => {
+  const p = createSqlitePersistence({ filename: join(dir, 'turns.db') })
+  const store = p.checkpoints
+  await store.saveCheckpoint({ namespace: 'turns', key: 'warm', ...ownership, version: 1, value: {} })
+  // A counter of event-loop turns, and saves whose continuations each keep the thread
+  // busy for 1 ms: settled all in one turn they would hold the loop for N ms.
+  let turn = 0
+  let ticking = true
+  const tick = () => {
+    turn++
+    if (ticking) setImmediate(tick)
+  }
+  setImmediate(tick)
+  const N = 20
+  const turns = await Promise.all(
+    Array.from({ length: N }, (_, i) =>
+      store.saveCheckpoint({ namespace: 'turns', key: `k${i}`, ...ownership, version: 1, value: { i } }).then(() => {
+        const seen = turn
+        const end = performance.now() + 1
+        while (performance.now() < end);
+        return seen
+      }),
+    ),
+  )
+  ticking = false
+  assert.ok(new Set(turns).size >= N / 2, `continuations ran in ${new Set(turns).size} turns: ${turns}`)
+  await p.close()
+})

@@ -11,6 +11,7 @@ import { createRequire } from 'node:module'
 import { pathToFileURL } from 'node:url'
 import { execFileSync } from 'node:child_process'
 import { fmt } from './util.mjs'
+import { sampleStalls } from './stalls.mjs'
 
 const require = createRequire(import.meta.url)
 const ownership = { tenantId: 'bench' }
@@ -199,13 +200,15 @@ async function mapFloor(record, n) {
   return median(out)
 }
 
-async function measureKind(impl, kind, open, sizes) {
+async function measureKind(impl, kind, open, sizes, stalls = false) {
   const { store, close } = await open()
   try {
+    // PRISM_BENCH_STALLS=1: where the long event-loop stalls of our runs go (bench/stalls.mjs).
+    const sampler = stalls ? sampleStalls() : undefined
     const { svc, rows } = await singleCalls(impl, store, sizes.single)
     const cyc = await cycles(svc, sizes.cycles)
     const rev = await reviewers(svc, sizes.perReviewer)
-    return { rows, cyc, rev }
+    return { rows, cyc, rev, stalls: sampler?.stop() }
   } finally {
     await close()
   }
@@ -263,7 +266,8 @@ export default async function sideBySide() {
       for (const impl of impls.filter((i) => i[kind === 'postgresql' ? 'postgres' : kind] !== undefined)) {
         // Warm-up (JIT, pools, migrations), then the measured run.
         await measureKind(impl, kind, open.bind(null, impl), { single: 50, cycles: 20, perReviewer: 2 })
-        results[`${impl.name}/${kind}`] = await measureKind(impl, kind, open.bind(null, impl), sizes)
+        const stalls = impl === impls[0] && process.env.PRISM_BENCH_STALLS === '1'
+        results[`${impl.name}/${kind}`] = await measureKind(impl, kind, open.bind(null, impl), sizes, stalls)
       }
     }
     const record = await (async () => {
@@ -283,6 +287,11 @@ export default async function sideBySide() {
       line(`${REVIEWERS} reviewers attach+approve (${kind})`, o.rev.perSec, refs.map(([n, r]) => [n, r?.rev.perSec]), 'ops/s', 'higher', kind === 'sqlite' ? 3 : undefined)
       const p99 = Math.max(o.cyc.p99, o.rev.p99, ...Object.values(o.rows).map((x) => x.p99))
       console.log(`${`event-loop p99, prism-review (${kind})`.padEnd(44)} ${fmt(p99, 2).padStart(8)} ms  (target < 1 ms: ${p99 < 1 ? 'met' : 'NOT met'}; idle loop p99 ${fmt(idle.p99, 2)} ms)`)
+      if (o.stalls) {
+        console.log(`${`event-loop stalls, prism-review (${kind})`.padEnd(44)} ${o.stalls}`)
+        const byRow = [...Object.entries(o.rows).map(([n, r]) => [n, r.p99]), ['cycle', o.cyc.p99], ['reviewers', o.rev.p99]]
+        console.log(`${`event-loop p99 by row (${kind})`.padEnd(44)} ${byRow.map(([n, v]) => `${n} ${fmt(v, 2)}`).join(', ')} ms`)
+      }
     }
     if (!results['prism-review/memory']) return
     const get = results['prism-review/memory'].rows['service.get'].us

@@ -1,8 +1,9 @@
 //! SQLite persistence (rusqlite, bundled SQLite): one WAL-mode database file, one table
 //! keyed by `(namespace, key, owner_key)` (the owner scopes every key; see `super`).
-//! Every statement runs on tokio's blocking pool, never on the JavaScript thread; one
-//! connection behind a mutex serialises this process's work, and SQLite's locking (with
-//! a busy timeout) serialises processes.
+//! Writes go to one writer thread (group commit), reads to a pool of reader connections
+//! ([`conns`]); a point read (load, count) answers on the calling thread when it can do so
+//! without waiting, else on tokio's blocking pool. SQLite's locking (with a busy timeout)
+//! serialises processes.
 //!
 //! - A save is one statement: `INSERT … ON CONFLICT DO NOTHING` (create only), `UPDATE …
 //!   WHERE version = ?` (compare-and-swap), `INSERT … ON CONFLICT DO UPDATE … WHERE`
@@ -26,14 +27,12 @@ use super::model::{
     Page, SaveCheckpoint, PAGE_SIZE_SQL, VALUE_BYTES_HARD,
 };
 use super::{invalid, BoxFuture, CheckpointStore};
-use crate::error::{ArtifactReason, PrismError, Result};
+use crate::error::{PrismError, Result};
 use crate::util::caps::{self, Cap};
 use crate::util::time::now_iso;
 use rusqlite::types::Value as SqlValue;
-use rusqlite::{
-    params, params_from_iter, Connection, ErrorCode, OpenFlags, OptionalExtension, Row,
-};
-use std::sync::Arc;
+use rusqlite::{params, params_from_iter, Connection, ErrorCode, OptionalExtension, Row};
+use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 /// Options of [`SqlitePersistence::new`].
@@ -91,27 +90,6 @@ pub struct SqliteCheckpointStore {
     shared: Arc<Shared>,
 }
 
-const TABLE: &str = "
-CREATE TABLE IF NOT EXISTS prism_checkpoints (
-  namespace     TEXT NOT NULL,
-  key           TEXT NOT NULL,
-  owner_key     TEXT NOT NULL,
-  version       INTEGER NOT NULL CHECK (version >= 1),
-  fencing_token INTEGER,
-  tenant_id     TEXT,
-  account_id    TEXT,
-  user_id       TEXT,
-  category      TEXT,
-  value         TEXT NOT NULL,
-  metadata      TEXT,
-  created_at    TEXT NOT NULL,
-  updated_at    TEXT NOT NULL,
-  PRIMARY KEY (namespace, key, owner_key)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS prism_checkpoints_owner_key
-  ON prism_checkpoints (namespace, owner_key, key);
-";
-
 const COLUMNS: &str = "namespace, key, version, fencing_token, tenant_id, account_id, user_id, \
                        category, value, metadata, created_at, updated_at, owner_key";
 
@@ -126,127 +104,6 @@ fn db_error(e: rusqlite::Error) -> PrismError {
             PrismError::store_unavailable(format!("sqlite: {e}"))
         }
         _ => PrismError::internal(format!("sqlite: {e}")),
-    }
-}
-
-fn open(options: &SqliteOptions) -> Result<Connection> {
-    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
-        | OpenFlags::SQLITE_OPEN_CREATE
-        | OpenFlags::SQLITE_OPEN_NO_MUTEX
-        | OpenFlags::SQLITE_OPEN_URI;
-    let mut conn = Connection::open_with_flags(&options.filename, flags).map_err(|e| {
-        PrismError::artifact(
-            ArtifactReason::InvalidInput,
-            format!(
-                "cannot open the SQLite database {:?}: {e}",
-                options.filename
-            ),
-        )
-    })?;
-    conn.busy_timeout(options.busy_timeout).map_err(db_error)?;
-    conn.set_prepared_statement_cache_capacity(64);
-    let mode = switch_to_wal(&conn, options.busy_timeout)?;
-    if !mode.eq_ignore_ascii_case("wal") && !mode.eq_ignore_ascii_case("memory") {
-        return Err(PrismError::internal(format!(
-            "sqlite: could not switch to WAL mode (journal_mode is {mode})"
-        )));
-    }
-    // FULL: a resolved write survives power loss too, not only a killed process.
-    conn.pragma_update(None, "synchronous", "FULL")
-        .map_err(db_error)?;
-    let tx = conn
-        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-        .map_err(db_error)?;
-    migrate_earlier_schema(&tx)?;
-    tx.execute_batch(TABLE).map_err(db_error)?;
-    tx.commit().map_err(db_error)?;
-    Ok(conn)
-}
-
-/// Move a `prism_checkpoints` table of an earlier schema (no `owner_key`) into the
-/// current one: every row keeps its namespace, key, owner, version, value and times;
-/// fencing tokens and metadata come along when the old table had them.
-fn migrate_earlier_schema(tx: &rusqlite::Transaction<'_>) -> Result<()> {
-    let columns: Vec<String> = tx
-        .prepare("SELECT name FROM pragma_table_info('prism_checkpoints')")
-        .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
-        .map_err(db_error)?;
-    if columns.is_empty() || columns.iter().any(|c| c == "owner_key") {
-        return Ok(());
-    }
-    let has = |c: &str| columns.iter().any(|x| x == c);
-    let optional = |c: &str| {
-        if has(c) {
-            c.to_string()
-        } else {
-            format!("NULL AS {c}")
-        }
-    };
-    tx.execute_batch(
-        "DROP INDEX IF EXISTS prism_checkpoints_by_owner;
-         DROP INDEX IF EXISTS prism_checkpoints_list_idx;
-         ALTER TABLE prism_checkpoints RENAME TO prism_checkpoints_before_owner_key;",
-    )
-    .map_err(db_error)?;
-    tx.execute_batch(TABLE).map_err(db_error)?;
-    let select = format!(
-        "SELECT namespace, key, version, {}, tenant_id, account_id, user_id, category, value, {}, \
-         created_at, updated_at FROM prism_checkpoints_before_owner_key",
-        optional("fencing_token"),
-        optional("metadata")
-    );
-    let mut read = tx.prepare(&select).map_err(db_error)?;
-    let mut write = tx
-        .prepare(&format!(
-            "INSERT INTO prism_checkpoints ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
-        ))
-        .map_err(db_error)?;
-    let mut rows = read.query([]).map_err(db_error)?;
-    while let Some(r) = rows.next().map_err(db_error)? {
-        let owner = Ownership {
-            tenant_id: r.get(4).map_err(db_error)?,
-            account_id: r.get(5).map_err(db_error)?,
-            user_id: r.get(6).map_err(db_error)?,
-        };
-        let mut values: Vec<SqlValue> = (0..12)
-            .map(|i| r.get::<_, SqlValue>(i))
-            .collect::<rusqlite::Result<_>>()
-            .map_err(db_error)?;
-        values.push(SqlValue::Text(owner.owner_key()));
-        write.execute(params_from_iter(values)).map_err(db_error)?;
-    }
-    drop(rows);
-    drop(read);
-    drop(write);
-    tx.execute_batch("DROP TABLE prism_checkpoints_before_owner_key;")
-        .map_err(db_error)
-}
-
-/// `PRAGMA journal_mode=WAL`, retried while the database is busy, up to `busy_timeout`.
-///
-/// SQLite does not apply the busy timeout to this switch: on a file still in rollback
-/// mode it takes a read lock, then asks for the write lock without calling the busy
-/// handler, so when another process is switching (or creating the schema) at the same
-/// moment it fails at once with `SQLITE_BUSY`. Several processes opening a new database
-/// together hit that; waiting here makes them honour `busyTimeoutMs` like every other
-/// statement. A file already in WAL mode answers without any write lock.
-fn switch_to_wal(conn: &Connection, busy_timeout: Duration) -> Result<String> {
-    let started = std::time::Instant::now();
-    let mut pause = Duration::from_millis(1);
-    loop {
-        match conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0)) {
-            Ok(mode) => return Ok(mode),
-            Err(e)
-                if matches!(
-                    e.sqlite_error_code(),
-                    Some(ErrorCode::DatabaseBusy) | Some(ErrorCode::DatabaseLocked)
-                ) && started.elapsed() < busy_timeout =>
-            {
-                std::thread::sleep(pause.min(busy_timeout.saturating_sub(started.elapsed())));
-                pause = (pause * 2).min(Duration::from_millis(50));
-            }
-            Err(e) => return Err(db_error(e)),
-        }
     }
 }
 
@@ -350,7 +207,7 @@ impl SqlitePersistence {
     /// such as `PRAGMA integrity_check`.
     #[cfg(any(test, feature = "test-exports"))]
     pub async fn query_strings(&self, sql: String) -> Result<Vec<String>> {
-        read(&self.shared, move |conn| {
+        read(&self.shared, Reader::Pool, move |conn| {
             let mut stmt = conn.prepare(&sql).map_err(db_error)?;
             let rows = stmt
                 .query_map([], |r| r.get::<_, String>(0))
@@ -361,13 +218,28 @@ impl SqlitePersistence {
     }
 }
 
-/// Run `f` on a reader connection, on the blocking pool.
-async fn read<T, F>(shared: &Arc<Shared>, f: F) -> Result<T>
+/// Where a read runs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Reader {
+    /// On the calling thread when that needs no waiting, else on the blocking pool: for
+    /// reads of one row or one count (bounded work).
+    HereIfQuick,
+    /// On the blocking pool (listings: up to a page of records).
+    Pool,
+}
+
+/// Run `f` on a reader connection: here (see [`Reader`]) or on the blocking pool.
+async fn read<T, F>(shared: &Arc<Shared>, reader: Reader, f: F) -> Result<T>
 where
     T: Send + 'static,
-    F: FnOnce(&mut Connection) -> Result<T> + Send + 'static,
+    F: Fn(&mut Connection) -> Result<T> + Send + 'static,
 {
     let gate = shared.life.enter().await?;
+    if reader == Reader::HereIfQuick {
+        if let Some(out) = shared.conns.read_here(&f) {
+            return out;
+        }
+    }
     let conns = shared.conns.clone();
     let (tx, rx) = tokio::sync::oneshot::channel();
     // The answer is sent inside the drain point, so the call waiting for it continues
@@ -427,6 +299,44 @@ fn save_row(
         .map_err(db_error)
 }
 
+fn save_insert_sql() -> String {
+    format!(
+        "INSERT INTO prism_checkpoints ({COLUMNS})
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12)"
+    )
+}
+
+/// The three save statements (built once; prepared once per connection).
+static SAVE_CREATE_SQL: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "{} ON CONFLICT DO NOTHING RETURNING {COLUMNS}",
+        save_insert_sql()
+    )
+});
+static SAVE_CAS_SQL: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "UPDATE prism_checkpoints SET version = ?3, fencing_token = ?4, tenant_id = ?5,
+           account_id = ?6, user_id = ?7, category = ?8, value = ?9, metadata = ?10,
+           updated_at = ?11
+         WHERE namespace = ?1 AND key = ?2 AND owner_key = ?12 AND version = ?13
+           AND version < ?3 AND (fencing_token IS NULL OR ?4 >= fencing_token)
+         RETURNING {COLUMNS}"
+    )
+});
+static SAVE_UPSERT_SQL: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "{} ON CONFLICT (namespace, key, owner_key) DO UPDATE SET
+           version = excluded.version, fencing_token = excluded.fencing_token,
+           category = excluded.category, value = excluded.value,
+           metadata = excluded.metadata, updated_at = excluded.updated_at
+         WHERE prism_checkpoints.version < excluded.version
+           AND (prism_checkpoints.fencing_token IS NULL
+                OR excluded.fencing_token >= prism_checkpoints.fencing_token)
+         RETURNING {COLUMNS}",
+        save_insert_sql()
+    )
+});
+
 /// Save; the stored row (its value is the text written: `texts.value`).
 fn save_sync(conn: &mut Connection, req: SaveCheckpoint, texts: SaveTexts) -> Result<RawRow> {
     let now = now_iso();
@@ -449,30 +359,10 @@ fn save_sync(conn: &mut Connection, req: SaveCheckpoint, texts: SaveTexts) -> Re
         &owner_key,
         &expected,
     ];
-    let insert = format!(
-        "INSERT INTO prism_checkpoints ({COLUMNS})
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12)"
-    );
-    let sql = match expected {
-        Some(0) => format!("{insert} ON CONFLICT DO NOTHING RETURNING {COLUMNS}"),
-        Some(_) => format!(
-            "UPDATE prism_checkpoints SET version = ?3, fencing_token = ?4, tenant_id = ?5,
-               account_id = ?6, user_id = ?7, category = ?8, value = ?9, metadata = ?10,
-               updated_at = ?11
-             WHERE namespace = ?1 AND key = ?2 AND owner_key = ?12 AND version = ?13
-               AND version < ?3 AND (fencing_token IS NULL OR ?4 >= fencing_token)
-             RETURNING {COLUMNS}"
-        ),
-        None => format!(
-            "{insert} ON CONFLICT (namespace, key, owner_key) DO UPDATE SET
-               version = excluded.version, fencing_token = excluded.fencing_token,
-               category = excluded.category, value = excluded.value,
-               metadata = excluded.metadata, updated_at = excluded.updated_at
-             WHERE prism_checkpoints.version < excluded.version
-               AND (prism_checkpoints.fencing_token IS NULL
-                    OR excluded.fencing_token >= prism_checkpoints.fencing_token)
-             RETURNING {COLUMNS}"
-        ),
+    let sql: &str = match expected {
+        Some(0) => &SAVE_CREATE_SQL,
+        Some(_) => &SAVE_CAS_SQL,
+        None => &SAVE_UPSERT_SQL,
     };
     // The create-only and upsert forms have no `?13`: bind only what they name.
     let bound = if matches!(expected, Some(e) if e > 0) {
@@ -480,7 +370,7 @@ fn save_sync(conn: &mut Connection, req: SaveCheckpoint, texts: SaveTexts) -> Re
     } else {
         &row[..12]
     };
-    match save_row(conn, &sql, bound)? {
+    match save_row(conn, sql, bound)? {
         Some(raw) => Ok(raw),
         None => Err(refusal(conn, req)),
     }
@@ -498,17 +388,32 @@ fn refusal(conn: &mut Connection, req: SaveCheckpoint) -> PrismError {
     }
 }
 
-fn load_sync(conn: &mut Connection, k: &CheckpointKey) -> Result<Option<Checkpoint>> {
-    let raw = conn
-        .prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM prism_checkpoints WHERE namespace = ?1 AND key = ?2 AND owner_key = ?3"
-        ))
+static LOAD_SQL: LazyLock<String> = LazyLock::new(|| {
+    format!("SELECT {COLUMNS} FROM prism_checkpoints WHERE namespace = ?1 AND key = ?2 AND owner_key = ?3")
+});
+
+fn load_raw(conn: &mut Connection, k: &CheckpointKey) -> Result<Option<RawRow>> {
+    conn.prepare_cached(&LOAD_SQL)
         .and_then(|mut s| {
             s.query_row(params![k.namespace, k.key, k.owner.owner_key()], read_row)
                 .optional()
         })
-        .map_err(db_error)?;
-    raw.map(finish).transpose()
+        .map_err(db_error)
+}
+
+fn load_sync(conn: &mut Connection, k: &CheckpointKey) -> Result<Option<Checkpoint>> {
+    load_raw(conn, k)?.map(finish).transpose()
+}
+
+/// The record as text, its value the stored text (checked to be JSON, not parsed into a
+/// value and written again).
+fn load_text_sync(conn: &mut Connection, k: &CheckpointKey) -> Result<Option<CheckpointText>> {
+    let Some(raw) = load_raw(conn, k)? else {
+        return Ok(None);
+    };
+    serde_json::from_str::<serde::de::IgnoredAny>(&raw.value).map_err(malformed)?;
+    let (cp, value) = with_metadata(raw)?;
+    Ok(Some(CheckpointText::with_value_text(&cp, &value)))
 }
 
 /// The `WHERE … ORDER BY … LIMIT` of a listing, with its parameters.
@@ -704,7 +609,10 @@ impl CheckpointStore for SqliteCheckpointStore {
         Some(Box::pin(async move {
             query.validate()?;
             cursor::after(&query)?;
-            read(&self.shared, move |c| count_sync(c, &query, cap)).await
+            read(&self.shared, Reader::HereIfQuick, move |c| {
+                count_sync(c, &query, cap)
+            })
+            .await
         }))
     }
 
@@ -712,7 +620,22 @@ impl CheckpointStore for SqliteCheckpointStore {
         Box::pin(async move {
             key.validate()?;
             let k = key.clone();
-            read(&self.shared, move |c| load_sync(c, &k)).await
+            read(&self.shared, Reader::HereIfQuick, move |c| load_sync(c, &k)).await
+        })
+    }
+
+    /// The stored value's text is answered as it is (see [`load_text_sync`]).
+    fn load_text<'a>(
+        &'a self,
+        key: &'a CheckpointKey,
+    ) -> BoxFuture<'a, Result<Option<CheckpointText>>> {
+        Box::pin(async move {
+            key.validate()?;
+            let k = key.clone();
+            read(&self.shared, Reader::HereIfQuick, move |c| {
+                load_text_sync(c, &k)
+            })
+            .await
         })
     }
 
@@ -720,7 +643,7 @@ impl CheckpointStore for SqliteCheckpointStore {
         Box::pin(async move {
             query.validate()?;
             cursor::after(&query)?;
-            read(&self.shared, move |c| list_sync(c, &query)).await
+            read(&self.shared, Reader::Pool, move |c| list_sync(c, &query)).await
         })
     }
 
@@ -738,6 +661,8 @@ impl CheckpointStore for SqliteCheckpointStore {
 }
 
 mod conns;
+mod schema;
+use schema::open;
 
 #[cfg(test)]
 mod tests;
