@@ -162,10 +162,8 @@ export interface SqlitePersistence {
 
 /**
  * SQLite persistence (bundled SQLite, WAL mode, `synchronous=FULL`): one table keyed by
- * `(namespace, key, owner)`, compare-and-swap in one statement, indexed listing. Writes
- * and listings run off the JavaScript thread; a point read answers on the calling thread
- * only when it can without waiting (microseconds), else off it. Several processes may
- * share one file.
+ * `(namespace, key, owner)`, compare-and-swap in one statement, indexed listing. All
+ * database work runs off the JavaScript thread; several processes may share one file.
  * The file is opened on first use (a bad path surfaces as `ArtifactError('invalid_input')`
  * then), and a table of an earlier layout (prism-review 0.1, or
  * `@arnilo/prism-session-store-sqlite`) is migrated then, in one transaction.

@@ -207,7 +207,7 @@ impl SqlitePersistence {
     /// such as `PRAGMA integrity_check`.
     #[cfg(any(test, feature = "test-exports"))]
     pub async fn query_strings(&self, sql: String) -> Result<Vec<String>> {
-        read(&self.shared, Reader::Pool, move |conn| {
+        read(&self.shared, move |conn| {
             let mut stmt = conn.prepare(&sql).map_err(db_error)?;
             let rows = stmt
                 .query_map([], |r| r.get::<_, String>(0))
@@ -218,28 +218,14 @@ impl SqlitePersistence {
     }
 }
 
-/// Where a read runs.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Reader {
-    /// On the calling thread when that needs no waiting, else on the blocking pool: for
-    /// reads of one row or one count (bounded work).
-    HereIfQuick,
-    /// On the blocking pool (listings: up to a page of records).
-    Pool,
-}
-
-/// Run `f` on a reader connection: here (see [`Reader`]) or on the blocking pool.
-async fn read<T, F>(shared: &Arc<Shared>, reader: Reader, f: F) -> Result<T>
+/// Run `f` on a reader connection on tokio's blocking pool, never on the calling
+/// (JavaScript) thread.
+async fn read<T, F>(shared: &Arc<Shared>, f: F) -> Result<T>
 where
     T: Send + 'static,
     F: Fn(&mut Connection) -> Result<T> + Send + 'static,
 {
     let gate = shared.life.enter().await?;
-    if reader == Reader::HereIfQuick {
-        if let Some(out) = shared.conns.read_here(&f) {
-            return out;
-        }
-    }
     let conns = shared.conns.clone();
     let (tx, rx) = tokio::sync::oneshot::channel();
     // The answer is sent inside the drain point, so the call waiting for it continues
@@ -609,10 +595,7 @@ impl CheckpointStore for SqliteCheckpointStore {
         Some(Box::pin(async move {
             query.validate()?;
             cursor::after(&query)?;
-            read(&self.shared, Reader::HereIfQuick, move |c| {
-                count_sync(c, &query, cap)
-            })
-            .await
+            read(&self.shared, move |c| count_sync(c, &query, cap)).await
         }))
     }
 
@@ -620,7 +603,7 @@ impl CheckpointStore for SqliteCheckpointStore {
         Box::pin(async move {
             key.validate()?;
             let k = key.clone();
-            read(&self.shared, Reader::HereIfQuick, move |c| load_sync(c, &k)).await
+            read(&self.shared, move |c| load_sync(c, &k)).await
         })
     }
 
@@ -632,10 +615,7 @@ impl CheckpointStore for SqliteCheckpointStore {
         Box::pin(async move {
             key.validate()?;
             let k = key.clone();
-            read(&self.shared, Reader::HereIfQuick, move |c| {
-                load_text_sync(c, &k)
-            })
-            .await
+            read(&self.shared, move |c| load_text_sync(c, &k)).await
         })
     }
 
@@ -643,7 +623,7 @@ impl CheckpointStore for SqliteCheckpointStore {
         Box::pin(async move {
             query.validate()?;
             cursor::after(&query)?;
-            read(&self.shared, Reader::Pool, move |c| list_sync(c, &query)).await
+            read(&self.shared, move |c| list_sync(c, &query)).await
         })
     }
 

@@ -8,26 +8,15 @@
 //!   back to its savepoint, writes nothing and reports its own error; the others commit.
 //!   No caller hears of success before the commit that made its write durable returned;
 //!   when that commit fails, every write of the batch reports the failure.
-//! - **Reads** run on a small pool of reader connections; in WAL mode they never queue
-//!   behind the writer, and they see every committed write. A point read (a load, a
-//!   count) is first tried **on the calling thread** ([`Conns::read_here`]): with an idle
-//!   reader connection already open it takes a few microseconds, less than one hand-off
-//!   to another thread and back (issue 13). It never waits there: a lock in the way
-//!   (SQLite's busy handler is called) or any error gives the read to tokio's blocking
-//!   pool, which honours the busy timeout; and an inline read that went to the disk (a
-//!   page not in the OS cache) or took more than [`INLINE_SLOW`] of CPU time (a big
-//!   record) pauses inline reads for [`INLINE_PAUSE`]. (CPU time, not wall time: on a
-//!   loaded machine a thread descheduled mid-read is not a slow read; where the thread's
-//!   usage cannot be read, outside Linux, wall time is used.)
+//! - **Reads** run on tokio's blocking pool over a small pool of reader connections; in
+//!   WAL mode they never queue behind the writer, and they see every committed write.
 
 use super::{db_error, open, SqliteOptions};
 use crate::error::{PrismError, Result};
 use crate::util::sync::lock;
 use rusqlite::Connection;
-use std::cell::Cell;
 use std::sync::mpsc;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
 /// What a write reports once its batch's commit returned (`Some`: the commit failed).
@@ -41,55 +30,6 @@ type Job =
 const MAX_BATCH: usize = 256;
 /// Reader connections kept open for reuse.
 const MAX_IDLE_READERS: usize = 8;
-/// An inline read that took this much CPU time (or went to the disk) pauses inline reads ...
-pub(super) const INLINE_SLOW: Duration = Duration::from_micros(500);
-/// ... for this long; reads go to the blocking pool meanwhile.
-pub(super) const INLINE_PAUSE: Duration = Duration::from_secs(1);
-
-thread_local! {
-    /// Set when SQLite called the busy handler of an inline read: it would have waited.
-    static WOULD_WAIT: Cell<bool> = const { Cell::new(false) };
-}
-
-/// What this thread has used so far: CPU time, and reads that went to the disk (block
-/// input operations and major page faults).
-#[derive(Clone, Copy)]
-struct ThreadUsage {
-    cpu: Duration,
-    disk: u64,
-}
-
-#[cfg(target_os = "linux")]
-fn thread_usage() -> Option<ThreadUsage> {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: both calls only write the structs they are given.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    let ok = unsafe {
-        libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) == 0
-            && libc::getrusage(libc::RUSAGE_THREAD, &mut ru) == 0
-    };
-    ok.then(|| ThreadUsage {
-        cpu: Duration::new(
-            u64::try_from(ts.tv_sec).unwrap_or(0),
-            u32::try_from(ts.tv_nsec).unwrap_or(0),
-        ),
-        disk: u64::try_from(ru.ru_inblock.saturating_add(ru.ru_majflt)).unwrap_or(0),
-    })
-}
-
-#[cfg(not(target_os = "linux"))]
-fn thread_usage() -> Option<ThreadUsage> {
-    None
-}
-
-/// The busy handler of inline reads: never wait, remember that it would have.
-fn refuse_to_wait(_attempt: i32) -> bool {
-    WOULD_WAIT.with(|w| w.set(true));
-    false
-}
 
 pub(super) struct Conns {
     options: SqliteOptions,
@@ -99,10 +39,6 @@ pub(super) struct Conns {
     /// Set once a connection opened the file fully (WAL, schema): later readers skip that.
     ready: std::sync::atomic::AtomicBool,
     closed: Mutex<bool>,
-    /// Inline reads are paused until then (a slow one paused them).
-    inline_paused_until: Mutex<Option<Instant>>,
-    /// [`INLINE_SLOW`]; tests lower it.
-    inline_slow: Duration,
 }
 
 impl Conns {
@@ -113,25 +49,7 @@ impl Conns {
             readers: Mutex::new(Vec::new()),
             ready: std::sync::atomic::AtomicBool::new(false),
             closed: Mutex::new(false),
-            inline_paused_until: Mutex::new(None),
-            inline_slow: INLINE_SLOW,
         }
-    }
-
-    #[cfg(test)]
-    pub(super) fn with_inline_slow(mut self, slow: Duration) -> Self {
-        self.inline_slow = slow;
-        self
-    }
-
-    /// Open a reader connection (of a file opened before) and keep it idle, without
-    /// reading: it holds no lock yet.
-    #[cfg(test)]
-    pub(super) fn add_idle_reader(&self) -> Result<()> {
-        self.ready.store(true, std::sync::atomic::Ordering::Release);
-        let conn = self.open_reader()?;
-        self.idle(conn);
-        Ok(())
     }
 
     fn closed_error() -> PrismError {
@@ -180,56 +98,11 @@ impl Conns {
             None => self.open_reader()?,
         };
         let out = f(&mut conn);
-        self.idle(conn);
-        out
-    }
-
-    /// Keep `conn` for reuse (unless enough are kept, or the persistence closed).
-    fn idle(&self, conn: Connection) {
         let mut idle = lock(&self.readers);
         if idle.len() < MAX_IDLE_READERS && !*lock(&self.closed) {
             idle.push(conn);
         }
-    }
-
-    /// Run `f` on this thread, on an idle reader connection, when that needs no waiting:
-    /// `None` (nothing ran, or its outcome is dropped) when no reader connection is open
-    /// and idle, inline reads are paused, SQLite would have waited for a lock, or `f`
-    /// failed; then the caller runs it with [`Self::read`] on the blocking pool.
-    pub(super) fn read_here<T>(
-        &self,
-        f: &impl Fn(&mut Connection) -> Result<T>,
-    ) -> Option<Result<T>> {
-        if *lock(&self.closed) {
-            return None;
-        }
-        if matches!(*lock(&self.inline_paused_until), Some(until) if Instant::now() < until) {
-            return None;
-        }
-        let mut conn = lock(&self.readers).pop()?;
-        if conn.busy_handler(Some(refuse_to_wait)).is_err() {
-            return None;
-        }
-        WOULD_WAIT.with(|w| w.set(false));
-        let (started, before) = (Instant::now(), thread_usage());
-        let out = f(&mut conn);
-        let slow = match (before, thread_usage()) {
-            (Some(b), Some(a)) => {
-                a.disk > b.disk || a.cpu.saturating_sub(b.cpu) >= self.inline_slow
-            }
-            _ => started.elapsed() >= self.inline_slow,
-        };
-        let would_wait = WOULD_WAIT.with(|w| w.replace(false));
-        if conn.busy_timeout(self.options.busy_timeout).is_ok() {
-            self.idle(conn);
-        }
-        if slow {
-            *lock(&self.inline_paused_until) = Some(Instant::now() + INLINE_PAUSE);
-        }
-        if would_wait || out.is_err() {
-            return None;
-        }
-        Some(out)
+        out
     }
 
     /// A reader connection: the first one opens the file fully (WAL mode and schema, as

@@ -413,87 +413,26 @@ fn poll_once<F: std::future::Future>(fut: F) -> std::task::Poll<F::Output> {
         .poll(&mut std::task::Context::from_waker(std::task::Waker::noop()))
 }
 
-/// Issue 13: once a reader connection is open, a load (and the artifact service's
-/// `load_text`) answers on the calling thread, on its first poll, with the stored text.
+/// Reads never run on the calling (JavaScript) thread, even with a reader connection
+/// open: polled once, a load is still pending. Awaited, `load_text` answers the stored
+/// value text as it was written.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_load_answers_on_the_calling_thread_once_a_reader_is_open() {
+async fn reads_leave_the_calling_thread_and_load_text_answers_the_stored_text() {
     let (_dir, opts) = temp_db();
     let p = SqlitePersistence::new(opts);
     let store = p.checkpoints();
     let k = CheckpointKey::new("n", "a", &owner());
     store.save(save("a", Some(0))).await.unwrap();
-    // The first read opens a reader connection, off this thread.
+    // The first read opens a reader connection.
     assert!(store.load(&k).await.unwrap().is_some());
-    let std::task::Poll::Ready(text) = poll_once(store.load_text(&k)) else {
-        panic!("load_text did not answer on the calling thread");
-    };
-    let text = text.unwrap().expect("saved");
-    assert_eq!(text.value_text(), r#"{"k":"a"}"#);
-    let std::task::Poll::Ready(cp) = poll_once(store.load(&k)) else {
-        panic!("load did not answer on the calling thread");
-    };
-    assert_eq!(cp.unwrap().unwrap().value, json!({ "k": "a" }));
-    p.close().await.unwrap();
-}
-
-/// An inline read never waits: with another connection holding the database
-/// exclusively, it gives the read back (the pool then honours the busy timeout), and the
-/// connection it used still waits its busy timeout afterwards.
-#[test]
-fn an_inline_read_that_would_wait_for_a_lock_gives_the_read_back() {
-    let (_dir, opts) = temp_db();
-    drop(open(&opts).unwrap());
-    let conns = conns::Conns::new(opts.clone());
-    let count = |c: &mut Connection| -> Result<i64> {
-        c.query_row("SELECT count(*) FROM prism_checkpoints", [], |r| r.get(0))
-            .map_err(db_error)
-    };
-    // An idle reader that has not read yet (a WAL reader keeps a shared lock once it
-    // has), then a connection that takes the file exclusively.
-    conns.add_idle_reader().unwrap();
-    let holder = Connection::open(&opts.filename).unwrap();
-    holder
-        .execute_batch(
-            "PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE;
-             INSERT INTO prism_checkpoints VALUES ('n', 'k', 'o', 1, NULL, NULL, NULL, NULL,
-               NULL, '1', NULL, 't', 't');",
-        )
-        .unwrap();
-    let started = std::time::Instant::now();
-    assert!(conns.read_here(&count).is_none(), "gave the read back");
     assert!(
-        started.elapsed() < Duration::from_millis(100),
-        "did not wait"
+        poll_once(store.load_text(&k)).is_pending(),
+        "load_text ran here"
     );
-    let release = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(300));
-        holder.execute_batch("COMMIT").unwrap();
-        drop(holder);
-    });
-    // The same connection, back in the pool, waits for the lock instead of failing.
-    assert_eq!(conns.read(count).unwrap(), 1);
-    assert!(started.elapsed() >= Duration::from_millis(300));
-    release.join().unwrap();
-    assert_eq!(conns.read_here(&count).map(Result::unwrap), Some(1));
-    conns.close().unwrap();
-}
-
-/// An inline read that cost more than the limit pauses inline reads: the next one goes
-/// to the pool.
-#[test]
-fn a_slow_inline_read_pauses_inline_reads() {
-    let (_dir, opts) = temp_db();
-    let one = |c: &mut Connection| -> Result<i64> {
-        c.query_row("SELECT 1", [], |r| r.get(0)).map_err(db_error)
-    };
-    let normal = conns::Conns::new(opts.clone());
-    normal.read(one).unwrap();
-    assert!(normal.read_here(&one).is_some());
-    assert!(normal.read_here(&one).is_some(), "not paused");
-    let strict = conns::Conns::new(opts).with_inline_slow(Duration::ZERO);
-    strict.read(one).unwrap();
-    assert_eq!(strict.read_here(&one).map(Result::unwrap), Some(1));
-    assert!(strict.read_here(&one).is_none(), "paused");
-    normal.close().unwrap();
-    strict.close().unwrap();
+    assert!(poll_once(store.load(&k)).is_pending(), "load ran here");
+    let text = store.load_text(&k).await.unwrap().expect("saved");
+    assert_eq!(text.value_text(), r#"{"k":"a"}"#);
+    let cp = store.load(&k).await.unwrap().unwrap();
+    assert_eq!(cp.value, json!({ "k": "a" }));
+    p.close().await.unwrap();
 }
