@@ -161,7 +161,7 @@ function buildService(store, options) {
       if (typeof url !== 'string' || url === '') throw new ArtifactError('the body store did not return a URL', 'invalid_input')
       result = { ...result, url }
     }
-    if (event !== undefined) await notifyDecision(onDecision, event, result, 'record', invalidInput)
+    if (event !== undefined && onDecision) await notifyDecision(onDecision, event, result, 'record', invalidInput)
     return result
   }
 

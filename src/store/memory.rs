@@ -11,6 +11,7 @@ use super::{BoxFuture, CheckpointStore};
 use crate::error::Result;
 use crate::util::caps::{self, Cap};
 use crate::util::time::now_iso;
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::Mutex;
@@ -76,9 +77,23 @@ impl Default for MemoryLimits {
 
 struct Entry {
     seq: u64,
+    /// Without its value (`null`) when the text was given (`text.value_as_given`): the
+    /// value is then kept once, as text.
     cp: Checkpoint,
     /// `cp` as JSON text: loads answer it without serializing or copying the value.
     text: CheckpointText,
+}
+
+impl Entry {
+    /// The checkpoint, its value read back from the text when only the text keeps it.
+    fn checkpoint(&self) -> Checkpoint {
+        let mut cp = self.cp.clone();
+        if self.text.value_as_given {
+            // The text is the value's JSON text (the `save_text` contract): it parses.
+            cp.value = serde_json::from_str(self.text.value_text()).unwrap_or(Value::Null);
+        }
+        cp
+    }
 }
 
 #[derive(Default)]
@@ -208,6 +223,11 @@ impl MemoryStore {
         let cp = req.apply(existing.map(|e| &e.cp), &now)?;
         let mut text = CheckpointText::with_value_text(&cp, &value_text);
         text.value_as_given = as_given;
+        let mut cp = cp;
+        if as_given {
+            // Kept once, as the text (`Entry::checkpoint` reads it back).
+            cp.value = Value::Null;
+        }
         if let Some(seq) = old_seq {
             st.saved.remove(&seq);
         }
@@ -285,7 +305,7 @@ impl MemoryStore {
                 more = true;
                 break;
             }
-            items.push(entry.cp.clone());
+            items.push(entry.checkpoint());
             last = Some(pos);
         }
         let next_cursor = if more { last.map(cursor::encode) } else { None };
@@ -329,8 +349,13 @@ impl CheckpointStore for MemoryStore {
         Box::pin(async move { r })
     }
 
+    /// Only the text is kept (`Entry::checkpoint`).
+    fn needs_value_with_text(&self) -> bool {
+        false
+    }
+
     fn load<'a>(&'a self, key: &'a CheckpointKey) -> BoxFuture<'a, Result<Option<Checkpoint>>> {
-        let r = self.load_sync(key, |e| e.cp.clone());
+        let r = self.load_sync(key, Entry::checkpoint);
         Box::pin(async move { r })
     }
 

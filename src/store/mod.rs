@@ -87,6 +87,14 @@ pub trait CheckpointStore: Send + Sync {
         })
     }
 
+    /// Whether [`Self::save_text`] with a value text needs `req.value` too. A store that
+    /// keeps only the text (the memory store: it reads the value back from the text when
+    /// a [`Checkpoint`] is asked for) answers false, and the artifact service then saves
+    /// `null` as the value beside the text instead of building the value (issue 13).
+    fn needs_value_with_text(&self) -> bool {
+        true
+    }
+
     /// What listing `query` page after page (pages of `query.limit`, as the store clamps
     /// it) counts by the first page that reaches `cap`, when the store can count without
     /// loading the checkpoints (the memory store); `None`: list them.

@@ -154,7 +154,11 @@ impl ArtifactService {
                     version: expected.saturating_add(1),
                     expected_version: Some(expected),
                     fencing_token: None,
-                    value: rec.to_value(),
+                    value: if self.store.needs_value_with_text() {
+                        rec.to_value()
+                    } else {
+                        serde_json::Value::Null
+                    },
                     category: Some(CATEGORY.into()),
                     metadata: None,
                     signal: abort.signal(),

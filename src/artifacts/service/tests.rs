@@ -1223,6 +1223,21 @@ async fn get_answers_its_own_saved_text_as_stored_and_rereads_any_other() {
         answered,
         "the stored text is the record's own form"
     );
+    // The service saved no value beside the text (`needs_value_with_text` is false):
+    // a load or a listing reads the value back from the text.
+    assert!(!store.needs_value_with_text());
+    let as_value: Value = serde_json::from_str(&answered).unwrap();
+    assert_eq!(store.load(&key).await.unwrap().unwrap().value, as_value);
+    let listed = store
+        .list(ListCheckpoints {
+            namespace: Some(NAMESPACE.into()),
+            owner: owner_scope(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(listed.items.len(), 1);
+    assert_eq!(listed.items[0].value, as_value);
 
     // A plain save of the same record with its members in reverse order.
     let Value::Object(members) = serde_json::from_str::<Value>(&answered).unwrap() else {
