@@ -15,6 +15,13 @@ use serde_json::{json, Map, Value};
 /// Hex SHA-256 of the JCS of the identity tuples `{ uri, sourceId, revision, contentHash,
 /// span, tenantId }` (absent members omitted), in citation order.
 pub fn binding_digest(citations: &[Citation]) -> String {
+    // Most revisions cite nothing: that digest is computed once.
+    static EMPTY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    if citations.is_empty() {
+        return EMPTY
+            .get_or_init(|| canonical_digest(&Value::Array(Vec::new())))
+            .clone();
+    }
     let tuples: Vec<Value> = citations
         .iter()
         .map(|c| {
