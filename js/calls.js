@@ -90,7 +90,7 @@ function done(token, ok, text) {
  * @returns {string | Promise<string>}
  */
 function invoke(start) {
-  port ??= new native.CallPort(done)
+  const port = callPort()
   const token = nextToken
   nextToken = token >= 0xfffffff0 ? 1 : token + 1
   let text

@@ -139,9 +139,6 @@ function orNeverAborted(flag) {
   return flag ?? (neverAborted ??= new native.ArtifactAbortFlag())
 }
 
-/** Stands for the flag of a call without a signal: nothing aborts it. */
-const NO_FLAG = { abort() {} }
-
 /**
  * {@link runNative} with a signal or a host redactor.
  * @param {AbortSignal | undefined} signal
@@ -153,14 +150,11 @@ const NO_FLAG = { abort() {} }
 async function runNativeGuarded(signal, hostRedactor, ServiceError, start) {
   /** @type {number | undefined} */
   let signalId
-  /** @returns {import('../binding.js').ArtifactAbortFlag | typeof NO_FLAG} */
-  const makeFlag = () => {
-    if (!signal) return NO_FLAG
-    signalId = registerSignal(signal)
-    return new native.ArtifactAbortFlag(signalId)
-  }
   try {
-    return await underSignal(signal, makeFlag, (flag) => start(flag === NO_FLAG ? undefined : /** @type {import('../binding.js').ArtifactAbortFlag} */ (flag)))
+    // Without a signal nothing can abort the call: no flag.
+    if (!signal) return await start(undefined)
+    const makeFlag = () => new native.ArtifactAbortFlag((signalId = registerSignal(signal)))
+    return await underSignal(signal, makeFlag, start)
   } catch (err) {
     if (!signal?.aborted && hostRedactor && err instanceof ServiceError) {
       try {

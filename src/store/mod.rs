@@ -69,7 +69,9 @@ pub trait CheckpointStore: Send + Sync {
     }
 
     /// `save`, answered as JSON text. `value_text`, when given, is exactly
-    /// `serde_json::to_string(&req.value)` (the artifact service has it): a store that
+    /// `serde_json::to_string(&req.value)` (the artifact service has it), or, for a store
+    /// whose [`Self::needs_value_with_text`] is false, the value itself (`req.value` is
+    /// then `null`): a store that
     /// keeps or writes text uses it instead of serializing the value again, and the
     /// answer carries it as the value (not a store's normalized copy, e.g. PostgreSQL
     /// `jsonb` key order).

@@ -223,7 +223,7 @@ impl SqlitePersistence {
 async fn read<T, F>(shared: &Arc<Shared>, f: F) -> Result<T>
 where
     T: Send + 'static,
-    F: Fn(&mut Connection) -> Result<T> + Send + 'static,
+    F: FnOnce(&mut Connection) -> Result<T> + Send + 'static,
 {
     let gate = shared.life.enter().await?;
     let conns = shared.conns.clone();

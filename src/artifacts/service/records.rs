@@ -39,8 +39,7 @@ impl ArtifactService {
         };
         let version = cp.version;
         Ok(self
-            .record_of_text(&cp, owner)?
-            .filter(|rec| rec.thread_id == thread && rec.id == artifact)
+            .record_named(&cp, thread, artifact, owner)?
             .map(|rec| (version, rec)))
     }
 
@@ -62,9 +61,21 @@ impl ArtifactService {
             return Ok(Some(cp.value_text().to_string()));
         }
         Ok(self
-            .record_of_text(&cp, owner)?
-            .filter(|rec| rec.thread_id == thread && rec.id == artifact)
+            .record_named(&cp, thread, artifact, owner)?
             .map(|rec| rec.to_text()))
+    }
+
+    /// The record `cp` holds when it is `owner`'s and the one `thread`/`artifact` names.
+    fn record_named(
+        &self,
+        cp: &CheckpointText,
+        thread: &str,
+        artifact: &str,
+        owner: &Ownership,
+    ) -> Result<Option<Record>> {
+        Ok(self
+            .record_of_text(cp, owner)?
+            .filter(|rec| rec.thread_id == thread && rec.id == artifact))
     }
 
     /// The checkpoint under the record's key, or `None`: absent, or another owner's (a
