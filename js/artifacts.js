@@ -103,7 +103,7 @@ function buildService(store, options) {
   const limitsText = limitsJson(limits)
   const storeHandle = toStoreHandle(store)
   const handle = callNative(
-    () => new native.ArtifactServiceHandle(storeHandle, redactorHandle, callPort(), `{"linkSecretBase64":${JSON.stringify(secret)},"limits":${limitsText}${bodies ? ',"bodies":true' : ''}}`),
+    () => new native.ArtifactServiceHandle(storeHandle, redactorHandle, callPort(), `{"linkSecretBase64":${JSON.stringify(secret)},"limits":${limitsText}${bodies ? ',"bodies":true' : ''}${onDecision ? '' : ',"events":false'}}`),
   )
   const host = hostRedactor && hostRedaction(hostRedactor, invalidInput)
 

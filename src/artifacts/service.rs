@@ -71,10 +71,11 @@ impl Answer {
         }
     }
 
-    /// A saved record's text and the audit event of the change.
-    fn recorded(text: String, event: Value) -> Self {
+    /// A saved record's text and the audit event of the change (none when nobody
+    /// listens).
+    fn recorded(text: String, event: Option<Value>) -> Self {
         Self {
-            event: Some(event),
+            event,
             ..Self::text(text)
         }
     }
@@ -152,6 +153,13 @@ fn map_save_error(e: PrismError) -> PrismError {
     } else {
         e
     }
+}
+
+fn too_many(thread: &str, count: u64, cap: u64) -> PrismError {
+    err(
+        R::TooManyArtifacts,
+        format!("thread {thread} already holds {count} artifacts; the cap is {cap}"),
+    )
 }
 
 fn not_found(thread: &str, artifact: &str) -> PrismError {
@@ -287,8 +295,18 @@ impl ArtifactService {
     }
 
     /// An `ArtifactDecisionEvent` (the reference's shape), plus the owner members and,
-    /// for decisions, the decided `state`.
-    fn event(&self, kind: &str, rec: &Record, version: u64, ctx: &Ctx, who: Who<'_>) -> Value {
+    /// for decisions, the decided `state`; `None` when nobody listens for events.
+    fn event(
+        &self,
+        kind: &str,
+        rec: &Record,
+        version: u64,
+        ctx: &Ctx,
+        who: Who<'_>,
+    ) -> Option<Value> {
+        if !self.config.events {
+            return None;
+        }
         let mut e = Map::new();
         e.insert("type".into(), json!(kind));
         e.insert("artifactId".into(), json!(rec.id));
@@ -308,7 +326,7 @@ impl ArtifactService {
         if let Who::Reviewer(_, state) = who {
             e.insert("state".into(), json!(state));
         }
-        Value::Object(e)
+        Some(Value::Object(e))
     }
 
     /// The record's JSON text, within the record size cap.
@@ -387,36 +405,64 @@ impl ArtifactService {
         };
         let rec = self.new_record(&f, &ctx, thread.clone(), id.clone())?;
         let text = self.check_record_size(&rec)?;
-        if explicit {
-            if let Some((_, existing)) = self.load(&thread, &id, &ctx.owner, abort).await? {
-                return Ok(Answer::text(existing.to_text()));
-            }
-        }
         let cap = self.config.limits.artifacts_per_thread;
-        let count = self.count_thread(&thread, &ctx.owner, cap, abort).await?;
-        if count >= cap {
-            return Err(err(
-                R::TooManyArtifacts,
-                format!("thread {thread} already holds {count} artifacts; the cap is {cap}"),
-            ));
-        }
-        match self.save(&rec, &text, &ctx.owner, 0, abort).await {
-            Ok(_) => {
-                self.withdraw_over_cap(&rec, &ctx.owner, abort).await?;
+        // One atomic step where the store can: a taken id is the create's conflict.
+        let created = match self.create_capped(&rec, &text, &ctx.owner, abort).await {
+            Some(Ok(Ok(_saved))) => Ok(()),
+            Some(Ok(Err(count))) => return Err(too_many(&thread, count, cap)),
+            Some(Err(e)) => Err(e),
+            None => {
+                self.create_counted(&rec, &text, &ctx, explicit, abort)
+                    .await?
+            }
+        };
+        match created {
+            Ok(()) => {
                 let who = Who::Actor(ctx.actor.as_deref());
                 let event = self.event("artifact_attached", &rec, 1, &ctx, who);
                 Ok(Answer::recorded(text, event))
             }
             Err(e) if explicit && e.reason() == Some("conflict") => {
-                // Lost a create race for the same id: the winner's record is the answer.
-                // Nothing to load means the key is taken in a host store's one key space
-                // by another owner: answered exactly as a missing artifact.
+                // The id is taken (an earlier attach, or a create race lost): that
+                // record is the answer. Nothing to load means the key is taken in a host
+                // store's one key space by another owner: answered exactly as a missing
+                // artifact.
                 match self.load(&thread, &id, &ctx.owner, abort).await? {
                     Some((_, existing)) => Ok(Answer::text(existing.to_text())),
                     None => Err(not_found(&thread, &id)),
                 }
             }
             Err(e) => Err(e),
+        }
+    }
+
+    /// The create of a store that cannot count and write in one step: an explicit id
+    /// already attached is answered as a conflict (the caller answers that record), then
+    /// the thread is counted before the save and again after it (see
+    /// [`Self::withdraw_over_cap`]). `Err` ends the attach; `Ok(Err)` is the save's error.
+    async fn create_counted(
+        &self,
+        rec: &Record,
+        text: &str,
+        ctx: &Ctx,
+        explicit: bool,
+        abort: &AbortFlag,
+    ) -> Result<Result<()>> {
+        let (thread, id) = (&rec.thread_id, &rec.id);
+        if explicit && self.load(thread, id, &ctx.owner, abort).await?.is_some() {
+            return Ok(Err(err(R::Conflict, "the artifact id is taken")));
+        }
+        let cap = self.config.limits.artifacts_per_thread;
+        let count = self.count_thread(thread, &ctx.owner, cap, abort).await?;
+        if count >= cap {
+            return Err(too_many(thread, count, cap));
+        }
+        match self.save(rec, text, &ctx.owner, 0, abort).await {
+            Ok(_) => {
+                self.withdraw_over_cap(rec, &ctx.owner, abort).await?;
+                Ok(Ok(()))
+            }
+            Err(e) => Ok(Err(e)),
         }
     }
 

@@ -78,6 +78,108 @@ pub async fn run_with(store: &dyn CheckpointStore, keeps_key_order: bool) {
     two_writers(store, &format!("race-{run_id}")).await;
     bad_input(store, &format!("bad-{run_id}")).await;
     text_and_counts(store, &format!("text-{run_id}")).await;
+    capped_creates(store, &format!("capped-{run_id}")).await;
+}
+
+/// Issue 13: `create_capped`, where a store offers it, counts and writes in one step: 16
+/// racing creates under a cap of 5 leave exactly 5 (each loser told `Full` with the count
+/// it saw, nothing written); a taken key is a conflict even when full; another owner's
+/// listing is not counted; the saved answer is what `save_text` answers.
+async fn capped_creates(store: &dyn CheckpointStore, ns: &str) {
+    let o = owner("t1");
+    let within = ListCheckpoints {
+        namespace: Some(ns.into()),
+        key_prefix: Some("th:".into()),
+        owner: o.clone(),
+        exact_owner: true,
+        limit: Some(5),
+        ..ListCheckpoints::default()
+    };
+    let create = |k: String, who: &Ownership| {
+        let req = cas(ns, &k, who, 0, json!({ "k": k }));
+        let text = req.value.to_string();
+        (req, text)
+    };
+    let (req, text) = create("th:probe".into(), &o);
+    let Some(first) = store.create_capped(req, Some(text.clone()), &within, 5) else {
+        return;
+    };
+    match first.await.unwrap() {
+        Capped::Saved(t) => {
+            assert_eq!((t.version, t.value_text()), (1, text.as_str()));
+            let loaded = store
+                .load_text(&key(ns, "th:probe", &o))
+                .await
+                .unwrap()
+                .unwrap();
+            assert_eq!(loaded.value_text(), text);
+        }
+        Capped::Full(n) => panic!("an empty listing is full ({n})"),
+    }
+    // Another owner's records and keys outside the prefix do not count.
+    for k in ["th:x", "th:y"] {
+        let (req, text) = create(k.into(), &owner("t2"));
+        store.save_text(req, Some(text)).await.unwrap();
+    }
+    let (req, text) = create("other:1".into(), &o);
+    store.save_text(req, Some(text)).await.unwrap();
+    let outcomes = std::sync::Mutex::new(Vec::new());
+    let tasks: Vec<_> = (0..16)
+        .map(|i| {
+            let (req, text) = create(format!("th:{i:02}"), &o);
+            let outcomes = &outcomes;
+            let within = &within;
+            async move {
+                let r = store
+                    .create_capped(req, Some(text), within, 5)
+                    .unwrap()
+                    .await;
+                outcomes.lock().unwrap().push(r.map(|c| match c {
+                    Capped::Saved(_) => None,
+                    Capped::Full(n) => Some(n),
+                }));
+            }
+        })
+        .collect();
+    futures_join_all(tasks).await;
+    let outcomes = outcomes.into_inner().unwrap();
+    let saved = outcomes.iter().filter(|r| matches!(r, Ok(None))).count();
+    assert_eq!(
+        saved, 4,
+        "the probe and 4 racers fill the cap: {outcomes:?}"
+    );
+    for r in &outcomes {
+        if let Ok(Some(n)) = r {
+            assert!(*n >= 5, "a refused create saw {n} < 5");
+        }
+    }
+    assert_eq!(list_all(store, within.clone()).await.len(), 5);
+    // Full, and the key is taken: the save's conflict, nothing changed.
+    let (req, text) = create("th:probe".into(), &o);
+    let taken = store
+        .create_capped(req, Some(text.clone()), &within, 5)
+        .unwrap()
+        .await;
+    assert!(is_conflict(&taken), "{taken:?}");
+    // Full, key free: refused with the count, nothing written.
+    let (req, text) = create("th:late".into(), &o);
+    match store
+        .create_capped(req, Some(text), &within, 5)
+        .unwrap()
+        .await
+        .unwrap()
+    {
+        Capped::Full(n) => assert!(n >= 5),
+        Capped::Saved(_) => panic!("a create past the cap was saved"),
+    }
+    assert!(store.load(&key(ns, "th:late", &o)).await.unwrap().is_none());
+    // Not full, key taken: still the conflict.
+    let (req, text) = create("th:probe".into(), &o);
+    let taken = store
+        .create_capped(req, Some(text), &within, 50)
+        .unwrap()
+        .await;
+    assert!(is_conflict(&taken), "{taken:?}");
 }
 
 /// Issue 13: `load_text` and `save_text` answer the record `load` answers, as serde writes

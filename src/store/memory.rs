@@ -8,7 +8,7 @@ use super::model::{
     SaveCheckpoint, PAGE_SIZE_HARD, VALUE_BYTES_HARD,
 };
 use super::{BoxFuture, CheckpointStore};
-use crate::error::Result;
+use crate::error::{PrismError, Result};
 use crate::util::caps::{self, Cap};
 use crate::util::time::now_iso;
 use serde_json::Value;
@@ -207,7 +207,32 @@ impl MemoryStore {
         value_text: Option<String>,
         answer: impl FnOnce(&Checkpoint, &CheckpointText) -> T,
     ) -> Result<T> {
+        match self.save_capped_sync(req, value_text, None, answer)? {
+            Ok(out) => Ok(out),
+            Err(_) => Err(PrismError::internal(
+                "memory store: an uncapped save was capped",
+            )),
+        }
+    }
+
+    /// [`Self::save_sync`], and with `capped` = `(within, cap)` a create that first
+    /// counts `within` under the same lock: `Err(count)` (nothing written) when the key
+    /// is free and the count reached `cap`.
+    fn save_capped_sync<T>(
+        &self,
+        req: SaveCheckpoint,
+        value_text: Option<String>,
+        capped: Option<(&ListCheckpoints, u64)>,
+        answer: impl FnOnce(&Checkpoint, &CheckpointText) -> T,
+    ) -> Result<std::result::Result<T, u64>> {
         req.validate()?;
+        let capped = match capped {
+            Some((q, cap)) => {
+                q.validate()?;
+                Some((q, cap, walk_range(q)?))
+            }
+            None => None,
+        };
         let as_given = value_text.is_some();
         let value_text =
             value_text.unwrap_or_else(|| serde_json::to_string(&req.value).unwrap_or_default());
@@ -219,6 +244,12 @@ impl MemoryStore {
         let id = id_of(&req.namespace, &req.key, req.owner.owner_key());
         let mut st = self.lock();
         let existing = st.by_id.get(&id);
+        if let (None, Some((q, cap, range))) = (existing, capped) {
+            let n = range.map_or(0, |(lo, hi)| self.count_in(&st, q, cap, lo, hi));
+            if n >= cap {
+                return Ok(Err(n));
+            }
+        }
         let old_seq = existing.map(|e| e.seq);
         let cp = req.apply(existing.map(|e| &e.cp), &now)?;
         let mut text = CheckpointText::with_value_text(&cp, &value_text);
@@ -242,7 +273,7 @@ impl MemoryStore {
             };
             st.by_id.remove(&oldest);
         }
-        Ok(out)
+        Ok(Ok(out))
     }
 
     /// The entry at `key`, read by `read`.
@@ -260,13 +291,24 @@ impl MemoryStore {
     /// reaches `cap` (see [`CheckpointStore::count`]), without copying a checkpoint.
     fn count_sync(&self, q: &ListCheckpoints, cap: u64) -> Result<u64> {
         q.validate()?;
-        let page = u64::from(q.page_size(self.limits.max_page_size));
         let Some((lo, hi)) = walk_range(q)? else {
             return Ok(0);
         };
+        Ok(self.count_in(&self.lock(), q, cap, lo, hi))
+    }
+
+    /// [`Self::count_sync`] over the held state, in the listing's key range.
+    fn count_in(
+        &self,
+        st: &State,
+        q: &ListCheckpoints,
+        cap: u64,
+        lo: Bound<Position>,
+        hi: Bound<Position>,
+    ) -> u64 {
         // Pages are read until one ends at or past `cap`: whole pages up to there.
+        let page = u64::from(q.page_size(self.limits.max_page_size));
         let stop = cap.div_ceil(page).max(1).saturating_mul(page);
-        let st = self.lock();
         let mut n: u64 = 0;
         for (_, entry) in st.by_id.range((lo, hi)) {
             if entry.cp.selected_by(q) {
@@ -276,7 +318,7 @@ impl MemoryStore {
                 }
             }
         }
-        Ok(n)
+        n
     }
 
     fn list_sync(&self, q: &ListCheckpoints) -> Result<Page<Checkpoint>> {
@@ -374,6 +416,28 @@ impl CheckpointStore for MemoryStore {
 
     fn count(&self, query: &ListCheckpoints, cap: u64) -> Option<BoxFuture<'_, Result<u64>>> {
         let r = self.count_sync(query, cap);
+        Some(Box::pin(async move { r }))
+    }
+
+    /// Counted and written under one lock.
+    fn create_capped(
+        &self,
+        req: SaveCheckpoint,
+        value_text: Option<String>,
+        within: &ListCheckpoints,
+        cap: u64,
+    ) -> Option<BoxFuture<'_, Result<super::Capped>>> {
+        let r = if req.expected_version == Some(0) {
+            self.save_capped_sync(req, value_text, Some((within, cap)), |_, t| t.clone())
+                .map(|out| match out {
+                    Ok(text) => super::Capped::Saved(text),
+                    Err(n) => super::Capped::Full(n),
+                })
+        } else {
+            Err(PrismError::internal(
+                "create_capped saves only creates (expected version 0)",
+            ))
+        };
         Some(Box::pin(async move { r }))
     }
 

@@ -29,6 +29,14 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// What [`CheckpointStore::admit`] returns: dropped when the admitted operation ends.
 pub type Admission = Option<Box<dyn std::any::Any + Send>>;
 
+/// What [`CheckpointStore::create_capped`] did: saved, or wrote nothing because the
+/// listing it counted held `cap` or more checkpoints (how many it counted).
+#[derive(Debug, Clone)]
+pub enum Capped {
+    Saved(CheckpointText),
+    Full(u64),
+}
+
 /// The store contract. Errors are `PrismError`s: `CheckpointConflict` for the CAS,
 /// version and fencing rules (and malformed keys, versions and cursors, as the
 /// reference's stores), `Range`/`Type` for other bad input, `Internal` for backend
@@ -105,6 +113,23 @@ pub trait CheckpointStore: Send + Sync {
         _query: &ListCheckpoints,
         _cap: u64,
     ) -> Option<BoxFuture<'_, crate::error::Result<u64>>> {
+        None
+    }
+
+    /// [`Self::save_text`] of a create (`req.expected_version` is `Some(0)`) bounded by a
+    /// count, in one atomic step: when the key is free and listing `within` counts (as
+    /// [`Self::count`]) `cap` or more checkpoints, nothing is written and the answer is
+    /// [`Capped::Full`]. A taken key is the save's own conflict, whatever the count. No
+    /// concurrent create (of this process or another) can slip between the count and
+    /// the write, so the listing never grows past `cap` through this call. `None`: the
+    /// store cannot count and write in one step; the caller counts before and after.
+    fn create_capped(
+        &self,
+        _req: SaveCheckpoint,
+        _value_text: Option<String>,
+        _within: &ListCheckpoints,
+        _cap: u64,
+    ) -> Option<BoxFuture<'_, crate::error::Result<Capped>>> {
         None
     }
 }

@@ -548,9 +548,30 @@ fn delete_sync(conn: &mut Connection, k: &CheckpointKey, expected: Option<u64>) 
     }
 }
 
+/// A create bounded by a count (see [`CheckpointStore::create_capped`]), inside the
+/// writer's transaction: the stored row, or how many rows listing `within` counted.
+fn create_capped_sync(
+    conn: &mut Connection,
+    req: SaveCheckpoint,
+    texts: SaveTexts,
+    within: &ListCheckpoints,
+    cap: u64,
+) -> Result<std::result::Result<RawRow, u64>> {
+    let n = count_sync(conn, within, cap)?;
+    if n < cap {
+        return save_sync(conn, req, texts).map(Ok);
+    }
+    // A taken key is the save's own conflict, whatever the count.
+    let key = CheckpointKey::new(&req.namespace, &req.key, &req.owner);
+    if load_raw(conn, &key)?.is_some() {
+        return Err(refusal(conn, req));
+    }
+    Ok(Err(n))
+}
+
 impl SqliteCheckpointStore {
-    /// Save with the value's text (`value_text`, or serialized here): the stored row.
-    async fn save_row(&self, req: SaveCheckpoint, value_text: Option<String>) -> Result<RawRow> {
+    /// The request checked, and the texts it writes (`value_text`, or serialized here).
+    fn save_texts(req: &SaveCheckpoint, value_text: Option<String>) -> Result<SaveTexts> {
         req.validate()?;
         let value = match value_text {
             Some(t) => t,
@@ -564,7 +585,12 @@ impl SqliteCheckpointStore {
             .metadata
             .as_ref()
             .map(|m| serde_json::to_string(m).unwrap_or_else(|_| "{}".into()));
-        let texts = SaveTexts { value, metadata };
+        Ok(SaveTexts { value, metadata })
+    }
+
+    /// Save with the value's text (`value_text`, or serialized here): the stored row.
+    async fn save_row(&self, req: SaveCheckpoint, value_text: Option<String>) -> Result<RawRow> {
+        let texts = Self::save_texts(&req, value_text)?;
         write(&self.shared, move |c| save_sync(c, req, texts)).await
     }
 }
@@ -588,6 +614,39 @@ impl CheckpointStore for SqliteCheckpointStore {
             let (cp, value) = with_metadata(self.save_row(req, value_text).await?)?;
             Ok(CheckpointText::with_value_text(&cp, &value))
         })
+    }
+
+    /// The count and the write share the writer's transaction (`BEGIN IMMEDIATE` holds
+    /// the file's write lock, against other processes too): one write hop, no reads.
+    fn create_capped(
+        &self,
+        req: SaveCheckpoint,
+        value_text: Option<String>,
+        within: &ListCheckpoints,
+        cap: u64,
+    ) -> Option<BoxFuture<'_, Result<super::Capped>>> {
+        let within = within.clone();
+        Some(Box::pin(async move {
+            if req.expected_version != Some(0) {
+                return Err(PrismError::internal(
+                    "create_capped saves only creates (expected version 0)",
+                ));
+            }
+            within.validate()?;
+            cursor::after(&within)?;
+            let texts = Self::save_texts(&req, value_text)?;
+            let out = write(&self.shared, move |c| {
+                create_capped_sync(c, req, texts, &within, cap)
+            })
+            .await?;
+            Ok(match out {
+                Ok(raw) => {
+                    let (cp, value) = with_metadata(raw)?;
+                    super::Capped::Saved(CheckpointText::with_value_text(&cp, &value))
+                }
+                Err(n) => super::Capped::Full(n),
+            })
+        }))
     }
 
     fn count(&self, query: &ListCheckpoints, cap: u64) -> Option<BoxFuture<'_, Result<u64>>> {

@@ -73,6 +73,9 @@ pub struct ServiceConfig {
     pub limits: ArtifactLimits,
     /// A body store is wired: `deliveryLink` also resolves the revision's body ref.
     pub bodies: bool,
+    /// Someone listens for audit events (`onDecision`): mutations build and answer them.
+    /// Without a listener no event is built, serialized or crossed.
+    pub events: bool,
 }
 
 impl std::fmt::Debug for ServiceConfig {
@@ -80,15 +83,18 @@ impl std::fmt::Debug for ServiceConfig {
         f.debug_struct("ServiceConfig")
             .field("link_secret", &"<hidden>")
             .field("limits", &self.limits)
+            .field("bodies", &self.bodies)
+            .field("events", &self.events)
             .finish()
     }
 }
 
 impl ServiceConfig {
-    /// From `{ linkSecretBase64, limits? }` (what the binding layer sends).
+    /// From `{ linkSecretBase64, limits?, bodies?, events? }` (what the binding layer
+    /// sends; `events` defaults to true).
     pub fn parse(value: &Value) -> Result<Self> {
         let f = Fields::new(value, "options", PrismError::type_error)?;
-        input::only(&f, &["linkSecretBase64", "limits", "bodies"])
+        input::only(&f, &["linkSecretBase64", "limits", "bodies", "events"])
             .map_err(|e| PrismError::type_error(e.message))?;
         let secret = base64::engine::general_purpose::STANDARD
             .decode(f.str("linkSecretBase64")?)
@@ -98,6 +104,7 @@ impl ServiceConfig {
             link_secret: secret,
             limits: ArtifactLimits::resolve(f.get("limits"))?,
             bodies: f.opt_bool("bodies")?.unwrap_or(false),
+            events: f.opt_bool("events")?.unwrap_or(true),
         })
     }
 }

@@ -8,7 +8,7 @@ use crate::artifacts::{record_key, CATEGORY, NAMESPACE};
 use crate::error::{ErrorKind, PrismError, Result};
 use crate::json::Fields;
 use crate::store::{
-    Checkpoint, CheckpointKey, CheckpointText, ListCheckpoints, Ownership, SaveCheckpoint,
+    Capped, Checkpoint, CheckpointKey, CheckpointText, ListCheckpoints, Ownership, SaveCheckpoint,
 };
 
 impl ArtifactService {
@@ -158,26 +158,64 @@ impl ArtifactService {
         abort.check()?;
         self.store
             .save_text(
-                SaveCheckpoint {
-                    namespace: NAMESPACE.into(),
-                    key: record_key(&rec.thread_id, &rec.id),
-                    owner: owner.clone(),
-                    version: expected.saturating_add(1),
-                    expected_version: Some(expected),
-                    fencing_token: None,
-                    value: if self.store.needs_value_with_text() {
-                        rec.to_value()
-                    } else {
-                        serde_json::Value::Null
-                    },
-                    category: Some(CATEGORY.into()),
-                    metadata: None,
-                    signal: abort.signal(),
-                },
+                self.save_request(rec, owner, expected, abort),
                 Some(text.to_string()),
             )
             .await
             .map_err(map_save_error)
+    }
+
+    /// The save of `rec` over checkpoint version `expected` (its text goes beside it).
+    fn save_request(
+        &self,
+        rec: &Record,
+        owner: &Ownership,
+        expected: u64,
+        abort: &AbortFlag,
+    ) -> SaveCheckpoint {
+        SaveCheckpoint {
+            namespace: NAMESPACE.into(),
+            key: record_key(&rec.thread_id, &rec.id),
+            owner: owner.clone(),
+            version: expected.saturating_add(1),
+            expected_version: Some(expected),
+            fencing_token: None,
+            value: if self.store.needs_value_with_text() {
+                rec.to_value()
+            } else {
+                serde_json::Value::Null
+            },
+            category: Some(CATEGORY.into()),
+            metadata: None,
+            signal: abort.signal(),
+        }
+    }
+
+    /// The create of a new record, counted against the thread's cap in the same atomic
+    /// step when the store can ([`crate::store::CheckpointStore::create_capped`]):
+    /// `Some(Ok(Ok(saved)))`, `Some(Ok(Err(count)))` when the thread was full (nothing
+    /// saved), `None` when the store cannot (the caller counts before and after).
+    pub(super) async fn create_capped(
+        &self,
+        rec: &Record,
+        text: &str,
+        owner: &Ownership,
+        abort: &AbortFlag,
+    ) -> Option<Result<std::result::Result<CheckpointText, u64>>> {
+        let cap = self.config.limits.artifacts_per_thread;
+        let within = self.thread_count_query(&rec.thread_id, owner, cap, abort);
+        if let Err(e) = abort.check() {
+            return Some(Err(e));
+        }
+        let req = self.save_request(rec, owner, 0, abort);
+        let created = self
+            .store
+            .create_capped(req, Some(text.to_string()), &within, cap)?;
+        Some(match created.await.map_err(map_save_error) {
+            Ok(Capped::Saved(saved)) => Ok(Ok(saved)),
+            Ok(Capped::Full(n)) => Ok(Err(n)),
+            Err(e) => Err(e),
+        })
     }
 
     pub(super) fn thread_query(
@@ -196,6 +234,19 @@ impl ArtifactService {
         }
     }
 
+    /// The listing [`Self::count_thread`] counts.
+    fn thread_count_query(
+        &self,
+        thread: &str,
+        owner: &Ownership,
+        cap: u64,
+        abort: &AbortFlag,
+    ) -> ListCheckpoints {
+        let mut query = self.thread_query(thread, owner, abort);
+        query.limit = Some(u32::try_from(cap.min(200)).unwrap_or(200));
+        query
+    }
+
     /// Artifacts of `thread` for `owner`, counted up to `cap`.
     pub(super) async fn count_thread(
         &self,
@@ -205,8 +256,7 @@ impl ArtifactService {
         abort: &AbortFlag,
     ) -> Result<u64> {
         let mut count: u64 = 0;
-        let mut query = self.thread_query(thread, owner, abort);
-        query.limit = Some(u32::try_from(cap.min(200)).unwrap_or(200));
+        let mut query = self.thread_count_query(thread, owner, cap, abort);
         abort.check()?;
         if let Some(counted) = self.store.count(&query, cap) {
             return counted.await;

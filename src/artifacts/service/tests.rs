@@ -94,6 +94,7 @@ fn service_with(limits: Value, secrets: &[&str]) -> (Arc<MemStore>, ArtifactServ
             link_secret: SECRET.to_vec(),
             limits: ArtifactLimits::resolve(Some(&limits)).unwrap(),
             bodies: false,
+            events: true,
         },
     );
     (store, svc)
@@ -1076,6 +1077,76 @@ async fn decision_events_have_the_reference_shape() {
     );
 }
 
+/// Without a listener (`events: false`, what the binding sends when no `onDecision` is
+/// set) mutations answer the same records and build no audit event (issue 13).
+#[tokio::test]
+async fn without_a_listener_mutations_answer_no_event_and_the_same_record() {
+    let config = |events: bool| {
+        let mut c = ServiceConfig::parse(
+            &json!({ "linkSecretBase64": "dGVzdC1saW5rLXNlY3JldC0wMTIzNDU2Nzg5" }),
+        )
+        .unwrap();
+        assert!(c.events, "events default to on");
+        c.events = events;
+        c
+    };
+    let quiet = ServiceConfig::parse(
+        &json!({ "linkSecretBase64": "dGVzdC1saW5rLXNlY3JldC0wMTIzNDU2Nzg5", "events": false }),
+    )
+    .unwrap();
+    assert!(!quiet.events);
+    let mut answers = Vec::new();
+    for events in [true, false] {
+        let svc = ArtifactService::new(
+            Arc::new(MemStore::default()),
+            Arc::new(SecretRedactor::none()),
+            config(events),
+        );
+        let ops = [
+            (
+                "attach",
+                json!({ "ownership": owner(), "threadId": "thread-1", "id": "a", "uri": "https://x", "mime": "m", "hash": "h" }),
+            ),
+            (
+                "revise",
+                json!({ "ownership": owner(), "threadId": "thread-1", "artifactId": "a", "uri": "https://y", "hash": "h2" }),
+            ),
+            (
+                "approve",
+                json!({ "ownership": owner(), "threadId": "thread-1", "artifactId": "a", "version": 2, "reviewer": "user:r" }),
+            ),
+            (
+                "reject",
+                json!({ "ownership": owner(), "threadId": "thread-1", "artifactId": "a", "version": 1, "reviewer": "user:r" }),
+            ),
+        ];
+        let mut records = Vec::new();
+        for (op, input) in ops {
+            let out = outcome(&svc, op, input).await;
+            assert_eq!(out.event.is_some(), events, "{op} with events {events}");
+            let mut rec = out.result;
+            // Stamps differ between the two runs; the rest must not.
+            strip_stamps(&mut rec);
+            records.push(rec);
+        }
+        answers.push(records);
+    }
+    assert_eq!(answers[0], answers[1]);
+}
+
+fn strip_stamps(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            for k in ["createdAt", "updatedAt", "decidedAt"] {
+                m.remove(k);
+            }
+            m.values_mut().for_each(strip_stamps);
+        }
+        Value::Array(a) => a.iter_mut().for_each(strip_stamps),
+        _ => {}
+    }
+}
+
 /// A store with the reference's semantics: one key space per `(namespace, key)`, and
 /// another owner's key rejected with a conflict (as `@arnilo/prism`'s stores do).
 #[derive(Default)]
@@ -1146,6 +1217,7 @@ async fn a_cross_owner_collision_in_one_key_space_is_answered_as_not_found() {
             link_secret: SECRET.to_vec(),
             limits: ArtifactLimits::defaults(),
             bodies: false,
+            events: true,
         },
     );
     attach(&svc, "taken").await;
@@ -1197,6 +1269,7 @@ async fn get_answers_its_own_saved_text_as_stored_and_rereads_any_other() {
             link_secret: SECRET.to_vec(),
             limits: ArtifactLimits::resolve(None).unwrap(),
             bodies: false,
+            events: true,
         },
     );
     attach(&svc, "doc").await;
@@ -1271,4 +1344,149 @@ async fn get_answers_its_own_saved_text_as_stored_and_rereads_any_other() {
         answered,
         "read and written in the record's form"
     );
+}
+
+/// The memory store with every call it answers counted by name (`create_capped`
+/// forwarded: the one-step create of issue 13).
+struct Counting {
+    inner: Arc<MemoryStore>,
+    calls: std::sync::Mutex<Vec<&'static str>>,
+}
+
+impl Counting {
+    fn note(&self, name: &'static str) {
+        self.calls.lock().unwrap().push(name);
+    }
+    fn take(&self) -> Vec<&'static str> {
+        std::mem::take(&mut *self.calls.lock().unwrap())
+    }
+}
+
+impl Default for Counting {
+    fn default() -> Self {
+        Self {
+            inner: Arc::new(MemoryStore::new(MemoryLimits::default())),
+            calls: std::sync::Mutex::default(),
+        }
+    }
+}
+
+impl CheckpointStore for Counting {
+    fn save(&self, req: SaveCheckpoint) -> BoxFuture<'_, Result<Checkpoint>> {
+        self.note("save");
+        self.inner.save(req)
+    }
+    fn save_text(
+        &self,
+        req: SaveCheckpoint,
+        text: Option<String>,
+    ) -> BoxFuture<'_, Result<crate::store::CheckpointText>> {
+        self.note("save");
+        self.inner.save_text(req, text)
+    }
+    fn load<'a>(&'a self, key: &'a CheckpointKey) -> BoxFuture<'a, Result<Option<Checkpoint>>> {
+        self.note("load");
+        self.inner.load(key)
+    }
+    fn load_text<'a>(
+        &'a self,
+        key: &'a CheckpointKey,
+    ) -> BoxFuture<'a, Result<Option<crate::store::CheckpointText>>> {
+        self.note("load");
+        self.inner.load_text(key)
+    }
+    fn list(&self, q: ListCheckpoints) -> BoxFuture<'_, Result<Page<Checkpoint>>> {
+        self.note("list");
+        self.inner.list(q)
+    }
+    fn count(&self, q: &ListCheckpoints, cap: u64) -> Option<BoxFuture<'_, Result<u64>>> {
+        self.note("count");
+        self.inner.count(q, cap)
+    }
+    fn delete<'a>(&'a self, key: &'a CheckpointKey, e: Option<u64>) -> BoxFuture<'a, Result<bool>> {
+        self.note("delete");
+        self.inner.delete(key, e)
+    }
+    fn needs_value_with_text(&self) -> bool {
+        self.inner.needs_value_with_text()
+    }
+    fn create_capped(
+        &self,
+        req: SaveCheckpoint,
+        text: Option<String>,
+        within: &ListCheckpoints,
+        cap: u64,
+    ) -> Option<BoxFuture<'_, Result<crate::store::Capped>>> {
+        self.note("create_capped");
+        self.inner.create_capped(req, text, within, cap)
+    }
+}
+
+/// Issue 13: over a store that counts and creates in one step, an attach is one store
+/// call (no count before, no recount after); an attached id answers its record (the
+/// create's conflict, then one load) even when the thread is full; a full thread refuses
+/// with the count; racing attaches fill the cap exactly (none withdrawn).
+#[tokio::test]
+async fn attach_over_a_one_step_capped_create_is_one_store_call() {
+    let store = Arc::new(Counting::default());
+    let svc = ArtifactService::new(
+        store.clone(),
+        Arc::new(SecretRedactor::none()),
+        ServiceConfig {
+            link_secret: SECRET.to_vec(),
+            limits: ArtifactLimits::resolve(Some(&json!({ "artifactsPerThread": 3 }))).unwrap(),
+            bodies: false,
+            events: true,
+        },
+    );
+    let input = |id: &str| {
+        json!({ "ownership": owner(), "threadId": "thread-1", "id": id,
+                "uri": "https://blob.example/doc", "mime": "text/plain", "hash": "h" })
+    };
+    let first = run(&svc, "attach", input("a")).await.unwrap();
+    assert_eq!(store.take(), ["create_capped"]);
+    let again = run(&svc, "attach", input("a")).await.unwrap();
+    assert_eq!(again, first, "an attached id answers its record");
+    assert_eq!(store.take(), ["create_capped", "load"]);
+    for id in ["b", "c"] {
+        run(&svc, "attach", input(id)).await.unwrap();
+    }
+    store.take();
+    let full = run(&svc, "attach", input("d")).await.unwrap_err();
+    assert_eq!(reason(full.clone()), "too_many_artifacts");
+    assert!(
+        full.message.contains("already holds 3 artifacts"),
+        "{}",
+        full.message
+    );
+    assert_eq!(store.take(), ["create_capped"]);
+    let again = run(&svc, "attach", input("b")).await.unwrap();
+    assert_eq!(
+        again["id"], "b",
+        "an attached id answers its record when full"
+    );
+    // Racing attaches on a fresh thread: exactly the cap succeeds.
+    let svc = Arc::new(svc);
+    let mut set = tokio::task::JoinSet::new();
+    for i in 0..12 {
+        let svc = svc.clone();
+        set.spawn(async move {
+            run(
+                &svc,
+                "attach",
+                json!({ "ownership": owner(), "threadId": "thread-2", "id": format!("r{i}"),
+                        "uri": "https://blob.example/doc", "mime": "text/plain", "hash": "h" }),
+            )
+            .await
+        });
+    }
+    let mut ok = 0;
+    while let Some(joined) = set.join_next().await {
+        match joined.unwrap() {
+            Ok(_) => ok += 1,
+            Err(e) => assert_eq!(reason(e), "too_many_artifacts"),
+        }
+    }
+    assert_eq!(ok, 3);
+    assert!(!store.take().contains(&"delete"), "nothing withdrawn");
 }
