@@ -200,6 +200,15 @@ fn fail_all(batch: Vec<Job>, e: &PrismError) {
     }
 }
 
+/// Run each statement of `sql` in turn, prepared once per connection (a batch runs
+/// three per write).
+fn run_cached(conn: &Connection, sql: &[&str]) -> rusqlite::Result<()> {
+    for s in sql {
+        conn.prepare_cached(s)?.execute([])?;
+    }
+    Ok(())
+}
+
 /// One transaction for the batch, one savepoint per write, one commit.
 fn run_batch(conn: &mut Connection, batch: Vec<Job>) {
     if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
@@ -213,7 +222,7 @@ fn run_batch(conn: &mut Connection, batch: Vec<Job>) {
             replies.push(reply);
             continue;
         }
-        if let Err(e) = conn.execute_batch("SAVEPOINT w") {
+        if let Err(e) = run_cached(conn, &["SAVEPOINT w"]) {
             broken = Some(db_error(e));
             let (_, reply) = job(Err(broken
                 .clone()
@@ -222,12 +231,12 @@ fn run_batch(conn: &mut Connection, batch: Vec<Job>) {
             continue;
         }
         let (ok, reply) = job(Ok(&mut *conn));
-        let end = if ok {
-            "RELEASE w"
+        let end: &[&str] = if ok {
+            &["RELEASE w"]
         } else {
-            "ROLLBACK TO w; RELEASE w"
+            &["ROLLBACK TO w", "RELEASE w"]
         };
-        if let Err(e) = conn.execute_batch(end) {
+        if let Err(e) = run_cached(conn, end) {
             broken = Some(db_error(e));
         }
         replies.push(reply);
