@@ -49,3 +49,28 @@ for (const kind of storeKinds()) {
     t.diagnostic(`conflicts retried: ${conflicts}`)
   })
 }
+
+// Issue 13: attaches racing on one thread never leave it over its cap on any store; over
+// the memory and SQLite stores the count and the create are one atomic step, so the cap
+// is filled exactly (no racer withdraws), and a re-attach of a taken id answers its record
+// even when the thread is full.
+for (const kind of storeKinds()) {
+  test(`[${kind.name}] racing attaches on one thread stop at its cap`, async (t) => {
+    const { store, close } = kind.open()
+    t.after(close)
+    const svc = createArtifactService(store, { redactor: createSecretRedactor([]), linkSecret: LINK_SECRET, limits: { artifactsPerThread: 5 } })
+    const attach = (id) => svc.attach({ ownership, threadId: 'capped', id, uri: `https://blob.example/${id}`, mime: 'text/plain', hash: 'sha256:1' })
+    const outcomes = await Promise.allSettled(Array.from({ length: 24 }, (_, i) => attach(`r${i}`)))
+    for (const o of outcomes) if (o.status === 'rejected') assert.equal(o.reason.reason, 'too_many_artifacts', String(o.reason))
+    const won = outcomes.filter((o) => o.status === 'fulfilled').map((o) => o.value.id)
+    const listed = (await svc.list({ ownership, threadId: 'capped', limit: 50 })).items.map((r) => r.id)
+    assert.deepEqual([...listed].sort(), [...won].sort(), 'every success is stored, every refusal left nothing')
+    assert.ok(won.length <= 5, `${won.length} artifacts over a cap of 5`)
+    if (kind.name === 'memory' || kind.name === 'sqlite') assert.equal(won.length, 5, 'one atomic step fills the cap exactly')
+    if (won.length === 5) {
+      const again = await attach(won[0])
+      assert.equal(again.id, won[0], 'a taken id answers its record when the thread is full')
+      await assert.rejects(attach('late'), (e) => e.reason === 'too_many_artifacts')
+    }
+  })
+}
