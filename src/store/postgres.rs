@@ -236,11 +236,7 @@ impl Shared {
 
     async fn migrate(&self, client: &deadpool_postgres::Client) -> Result<()> {
         let s = &self.schema;
-        let lock_key = i64::from_str_radix(
-            &crate::json::sha256_hex(format!("prism-review:{s}").as_bytes())[..15],
-            16,
-        )
-        .unwrap_or(0x0050_5249_534d);
+        let lock_key = advisory_key(&format!("prism-review:{s}"));
         let sql = format!(
             "BEGIN;
              SELECT pg_advisory_xact_lock({lock_key});
@@ -389,6 +385,63 @@ impl PostgresPersistence {
 
 type Params<'a> = Vec<&'a (dyn ToSql + Sync)>;
 
+/// The bound values of a save, checked (the value's size cap), kept alive while its
+/// parameters borrow them.
+struct SaveArgs<'a> {
+    okey: String,
+    json: tokio_postgres::types::Json<&'a serde_json::Value>,
+    meta: Option<tokio_postgres::types::Json<&'a serde_json::Map<String, serde_json::Value>>>,
+    version: i64,
+    fence: Option<i64>,
+    expected: Option<i64>,
+}
+
+impl<'a> SaveArgs<'a> {
+    fn checked(req: &'a SaveCheckpoint) -> Result<Self> {
+        req.validate()?;
+        let bytes = value_bytes(&req.value);
+        if bytes > VALUE_BYTES_HARD {
+            return Err(value_too_large(bytes, VALUE_BYTES_HARD));
+        }
+        Ok(Self {
+            okey: req.owner.owner_key(),
+            json: tokio_postgres::types::Json(&req.value),
+            meta: req.metadata.as_ref().map(tokio_postgres::types::Json),
+            version: to_i64(req.version),
+            fence: req.fencing_token.map(to_i64),
+            expected: req.expected_version.map(to_i64),
+        })
+    }
+
+    /// `$1..$11` (and `$12`, the expected version, for the compare-and-swap form).
+    fn params(&'a self, req: &'a SaveCheckpoint) -> Params<'a> {
+        let o = &req.owner;
+        let row: [&(dyn ToSql + Sync); 12] = [
+            &req.namespace,
+            &req.key,
+            &self.okey,
+            &self.version,
+            &self.fence,
+            &o.tenant_id,
+            &o.account_id,
+            &o.user_id,
+            &req.category,
+            &self.json,
+            &self.meta,
+            &self.expected,
+        ];
+        // Only the compare-and-swap form names `$12`.
+        let cas = matches!(self.expected, Some(e) if e > 0);
+        row[..if cas { 12 } else { 11 }].to_vec()
+    }
+}
+
+/// A `pg_advisory_xact_lock` key: the first 60 bits of the text's SHA-256.
+fn advisory_key(text: &str) -> i64 {
+    let hex = crate::json::sha256_hex(text.as_bytes());
+    i64::from_str_radix(&hex[..15], 16).unwrap_or(0)
+}
+
 /// The save statement for `expected` over `table`: `$1..$11` are `(namespace, key,
 /// owner key, version, fencing token, tenant, account, user, category, value, metadata)`,
 /// `$12` the expected version of the compare-and-swap form.
@@ -511,46 +564,110 @@ impl PostgresCheckpointStore {
     }
 
     async fn save_impl(&self, req: SaveCheckpoint) -> Result<Checkpoint> {
-        req.validate()?;
-        let bytes = value_bytes(&req.value);
-        if bytes > VALUE_BYTES_HARD {
-            return Err(value_too_large(bytes, VALUE_BYTES_HARD));
-        }
-        let o = &req.owner;
-        let okey = o.owner_key();
-        let json = tokio_postgres::types::Json(&req.value);
-        let meta = req.metadata.as_ref().map(tokio_postgres::types::Json);
-        let (version, fence) = (to_i64(req.version), req.fencing_token.map(to_i64));
-        let expected = req.expected_version.map(to_i64);
-        let row: [&(dyn ToSql + Sync); 12] = [
-            &req.namespace,
-            &req.key,
-            &okey,
-            &version,
-            &fence,
-            &o.tenant_id,
-            &o.account_id,
-            &o.user_id,
-            &req.category,
-            &json,
-            &meta,
-            &expected,
-        ];
-        // Only the compare-and-swap form names `$12`.
-        let cas = matches!(expected, Some(e) if e > 0);
-        let p: Params = row[..if cas { 12 } else { 11 }].to_vec();
+        let args = SaveArgs::checked(&req)?;
+        let expected = args.expected;
         match self
-            .query_opt(&save_sql(&self.shared.table, expected), &p)
+            .query_opt(&save_sql(&self.shared.table, expected), &args.params(&req))
             .await?
         {
             Some(r) => to_checkpoint(&r).map(|(cp, _)| cp),
-            None => {
+            None => Err(self.refusal(&req).await),
+        }
+    }
+
+    /// Why a save wrote nothing: the model's rules applied to the stored row.
+    async fn refusal(&self, req: &SaveCheckpoint) -> PrismError {
+        let key = CheckpointKey::new(&req.namespace, &req.key, &req.owner);
+        match self.load_impl(&key).await {
+            Ok(existing) => match req.clone().apply(existing.as_ref(), "") {
+                Err(e) => e,
+                Ok(_) => PrismError::conflict("Checkpoint changed concurrently; retry"),
+            },
+            Err(e) => e,
+        }
+    }
+
+    /// A create bounded by a count, in one transaction (see
+    /// [`CheckpointStore::create_capped`]). A transaction-scoped advisory lock on the
+    /// listing serializes the capped creates of one listing, across pool connections and
+    /// processes; under READ COMMITTED each later statement takes a new snapshot, so the
+    /// count sees every earlier holder's commit.
+    async fn create_capped_impl(
+        &self,
+        req: SaveCheckpoint,
+        within: ListCheckpoints,
+        cap: u64,
+    ) -> Result<super::Capped> {
+        if req.expected_version != Some(0) {
+            return Err(PrismError::internal(
+                "create_capped saves only creates (expected version 0)",
+            ));
+        }
+        within.validate()?;
+        let args = SaveArgs::checked(&req)?;
+        let page = u64::from(within.page_size(PAGE_SIZE_SQL));
+        let stop = cap.div_ceil(page).max(1).saturating_mul(page);
+        let prefix = within.key_prefix.clone().filter(|p| !p.is_empty());
+        let list = ListArgs {
+            upper: prefix.as_deref().and_then(cursor::prefix_upper_bound),
+            prefix,
+            owner_key: within.owner.owner_key(),
+            after: cursor::after(&within)?,
+            fetch: i64::try_from(stop).unwrap_or(i64::MAX),
+        };
+        let sh = &self.shared;
+        let lock = advisory_key(&format!(
+            "prism-review:capped:{}\0{}\0{}\0{}",
+            sh.table,
+            within.namespace.as_deref().unwrap_or(""),
+            list.prefix.as_deref().unwrap_or(""),
+            list.owner_key
+        ));
+        let (count_sql, count_params) = list_sql(&sh.table, &within, &list);
+        let count_sql = format!("SELECT COUNT(*) FROM ({count_sql}) AS page");
+        let save = save_sql(&sh.table, Some(0));
+        let db = |e: tokio_postgres::Error| sh.db_error(&e);
+        let saved = {
+            let _in = sh.life.enter().await?;
+            let mut client = sh.client().await?;
+            let tx = client.transaction().await.map_err(db)?;
+            tx.execute("SELECT pg_advisory_xact_lock($1)", &[&lock])
+                .await
+                .map_err(db)?;
+            let counted = tx.prepare_cached(&count_sql).await.map_err(db)?;
+            let n: i64 = tx
+                .query_one(&counted, &count_params)
+                .await
+                .map_err(db)?
+                .get(0);
+            let n = u64::try_from(n).unwrap_or(0);
+            if n >= cap {
+                Err(n)
+            } else {
+                let insert = tx.prepare_cached(&save).await.map_err(db)?;
+                let row = tx
+                    .query_opt(&insert, &args.params(&req))
+                    .await
+                    .map_err(db)?;
+                if row.is_some() {
+                    tx.commit().await.map_err(db)?;
+                }
+                Ok(row)
+            }
+        };
+        match saved {
+            Ok(Some(row)) => {
+                let (cp, _) = to_checkpoint(&row)?;
+                Ok(super::Capped::Saved(super::CheckpointText::new(&cp)))
+            }
+            // The key is taken: the save's own conflict, whatever the count.
+            Ok(None) => Err(self.refusal(&req).await),
+            Err(n) => {
                 let key = CheckpointKey::new(&req.namespace, &req.key, &req.owner);
-                let existing = self.load_impl(&key).await?;
-                Err(match req.apply(existing.as_ref(), "") {
-                    Err(e) => e,
-                    Ok(_) => PrismError::conflict("Checkpoint changed concurrently; retry"),
-                })
+                if self.load_impl(&key).await?.is_some() {
+                    return Err(self.refusal(&req).await);
+                }
+                Ok(super::Capped::Full(n))
             }
         }
     }
@@ -609,6 +726,28 @@ impl PostgresCheckpointStore {
         Ok(Page { items, next_cursor })
     }
 
+    /// How many rows listing `q` in pages of its clamped limit reads by the first page
+    /// that reaches `cap` (see [`CheckpointStore::count`]), counted by the server.
+    async fn count_impl(&self, q: ListCheckpoints, cap: u64) -> Result<u64> {
+        q.validate()?;
+        let page = u64::from(q.page_size(PAGE_SIZE_SQL));
+        let stop = cap.div_ceil(page).max(1).saturating_mul(page);
+        let prefix = q.key_prefix.clone().filter(|p| !p.is_empty());
+        let args = ListArgs {
+            upper: prefix.as_deref().and_then(cursor::prefix_upper_bound),
+            prefix,
+            owner_key: q.owner.owner_key(),
+            after: cursor::after(&q)?,
+            fetch: i64::try_from(stop).unwrap_or(i64::MAX),
+        };
+        let (sql, p) = list_sql(&self.shared.table, &q, &args);
+        let row = self
+            .query_opt(&format!("SELECT COUNT(*) FROM ({sql}) AS page"), &p)
+            .await?;
+        let n: i64 = row.map_or(0, |r| r.get(0));
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+
     async fn delete_impl(&self, k: &CheckpointKey, expected: Option<u64>) -> Result<bool> {
         k.validate()?;
         let t = &self.shared.table;
@@ -639,6 +778,26 @@ impl CheckpointStore for PostgresCheckpointStore {
     }
 
     super::boxed_store_methods!();
+
+    /// Counted and created in one transaction under an advisory lock.
+    fn create_capped(
+        &self,
+        req: SaveCheckpoint,
+        _value_text: Option<String>,
+        within: &ListCheckpoints,
+        cap: u64,
+    ) -> Option<super::BoxFuture<'_, Result<super::Capped>>> {
+        Some(Box::pin(self.create_capped_impl(req, within.clone(), cap)))
+    }
+
+    /// Counted by the server (one round trip, no rows fetched).
+    fn count(
+        &self,
+        query: &ListCheckpoints,
+        cap: u64,
+    ) -> Option<super::BoxFuture<'_, Result<u64>>> {
+        Some(Box::pin(self.count_impl(query.clone(), cap)))
+    }
 }
 
 #[cfg(test)]
