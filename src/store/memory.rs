@@ -427,17 +427,13 @@ impl CheckpointStore for MemoryStore {
         within: &ListCheckpoints,
         cap: u64,
     ) -> Option<BoxFuture<'_, Result<super::Capped>>> {
-        let r = if req.expected_version == Some(0) {
+        let r = req.require_create().and_then(|()| {
             self.save_capped_sync(req, value_text, Some((within, cap)), |_, t| t.clone())
                 .map(|out| match out {
                     Ok(text) => super::Capped::Saved(text),
                     Err(n) => super::Capped::Full(n),
                 })
-        } else {
-            Err(PrismError::internal(
-                "create_capped saves only creates (expected version 0)",
-            ))
-        };
+        });
         Some(Box::pin(async move { r }))
     }
 

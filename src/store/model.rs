@@ -344,6 +344,18 @@ pub fn check_version(v: u64) -> Result<()> {
 }
 
 impl SaveCheckpoint {
+    /// What [`super::CheckpointStore::create_capped`] saves: a create (expected version
+    /// 0); anything else is a bug of the caller.
+    pub fn require_create(&self) -> Result<()> {
+        if self.expected_version == Some(0) {
+            Ok(())
+        } else {
+            Err(PrismError::internal(
+                "create_capped saves only creates (expected version 0)",
+            ))
+        }
+    }
+
     /// Field rules; the value cap is each store's.
     pub fn validate(&self) -> Result<()> {
         check_namespace_key(&self.namespace, &self.key)?;

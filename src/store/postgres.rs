@@ -483,6 +483,34 @@ struct ListArgs {
     fetch: i64,
 }
 
+impl ListArgs {
+    /// The values listing `q` binds, fetching `fetch` rows.
+    fn new(q: &ListCheckpoints, fetch: i64) -> Result<Self> {
+        let prefix = q.key_prefix.clone().filter(|p| !p.is_empty());
+        Ok(Self {
+            upper: prefix.as_deref().and_then(cursor::prefix_upper_bound),
+            prefix,
+            owner_key: q.owner.owner_key(),
+            after: cursor::after(q)?,
+            fetch,
+        })
+    }
+
+    /// The values of counting `q` by the first page (of its clamped limit) that reaches
+    /// `cap` (see [`CheckpointStore::count`]).
+    fn counting(q: &ListCheckpoints, cap: u64) -> Result<Self> {
+        let page = u64::from(q.page_size(PAGE_SIZE_SQL));
+        let stop = cap.div_ceil(page).max(1).saturating_mul(page);
+        Self::new(q, i64::try_from(stop).unwrap_or(i64::MAX))
+    }
+}
+
+/// `SELECT COUNT(*)` of the rows the listing `list_sql` selects.
+fn count_sql<'a>(table: &str, q: &'a ListCheckpoints, a: &'a ListArgs) -> (String, Params<'a>) {
+    let (sql, p) = list_sql(table, q, a);
+    (format!("SELECT COUNT(*) FROM ({sql}) AS page"), p)
+}
+
 /// The `SELECT … WHERE … ORDER BY … LIMIT` of a listing, with its parameters.
 fn list_sql<'a>(table: &str, q: &'a ListCheckpoints, a: &'a ListArgs) -> (String, Params<'a>) {
     let mut sql = format!("SELECT {} FROM {table} WHERE true", columns());
@@ -598,23 +626,10 @@ impl PostgresCheckpointStore {
         within: ListCheckpoints,
         cap: u64,
     ) -> Result<super::Capped> {
-        if req.expected_version != Some(0) {
-            return Err(PrismError::internal(
-                "create_capped saves only creates (expected version 0)",
-            ));
-        }
+        req.require_create()?;
         within.validate()?;
         let args = SaveArgs::checked(&req)?;
-        let page = u64::from(within.page_size(PAGE_SIZE_SQL));
-        let stop = cap.div_ceil(page).max(1).saturating_mul(page);
-        let prefix = within.key_prefix.clone().filter(|p| !p.is_empty());
-        let list = ListArgs {
-            upper: prefix.as_deref().and_then(cursor::prefix_upper_bound),
-            prefix,
-            owner_key: within.owner.owner_key(),
-            after: cursor::after(&within)?,
-            fetch: i64::try_from(stop).unwrap_or(i64::MAX),
-        };
+        let list = ListArgs::counting(&within, cap)?;
         let sh = &self.shared;
         let lock = advisory_key(&format!(
             "prism-review:capped:{}\0{}\0{}\0{}",
@@ -623,8 +638,7 @@ impl PostgresCheckpointStore {
             list.prefix.as_deref().unwrap_or(""),
             list.owner_key
         ));
-        let (count_sql, count_params) = list_sql(&sh.table, &within, &list);
-        let count_sql = format!("SELECT COUNT(*) FROM ({count_sql}) AS page");
+        let (count_sql, count_params) = count_sql(&sh.table, &within, &list);
         let save = save_sql(&sh.table, Some(0));
         let db = |e: tokio_postgres::Error| sh.db_error(&e);
         let saved = {
@@ -690,14 +704,7 @@ impl PostgresCheckpointStore {
     async fn list_impl(&self, q: ListCheckpoints) -> Result<Page<Checkpoint>> {
         q.validate()?;
         let limit = q.page_size(PAGE_SIZE_SQL);
-        let prefix = q.key_prefix.clone().filter(|p| !p.is_empty());
-        let args = ListArgs {
-            upper: prefix.as_deref().and_then(cursor::prefix_upper_bound),
-            prefix,
-            owner_key: q.owner.owner_key(),
-            after: cursor::after(&q)?,
-            fetch: i64::from(limit) + 1,
-        };
+        let args = ListArgs::new(&q, i64::from(limit) + 1)?;
         let (sql, p) = list_sql(&self.shared.table, &q, &args);
         let rows = self.query(&sql, &p).await?;
         let mut items = Vec::with_capacity(rows.len().min(limit as usize));
@@ -730,20 +737,9 @@ impl PostgresCheckpointStore {
     /// that reaches `cap` (see [`CheckpointStore::count`]), counted by the server.
     async fn count_impl(&self, q: ListCheckpoints, cap: u64) -> Result<u64> {
         q.validate()?;
-        let page = u64::from(q.page_size(PAGE_SIZE_SQL));
-        let stop = cap.div_ceil(page).max(1).saturating_mul(page);
-        let prefix = q.key_prefix.clone().filter(|p| !p.is_empty());
-        let args = ListArgs {
-            upper: prefix.as_deref().and_then(cursor::prefix_upper_bound),
-            prefix,
-            owner_key: q.owner.owner_key(),
-            after: cursor::after(&q)?,
-            fetch: i64::try_from(stop).unwrap_or(i64::MAX),
-        };
-        let (sql, p) = list_sql(&self.shared.table, &q, &args);
-        let row = self
-            .query_opt(&format!("SELECT COUNT(*) FROM ({sql}) AS page"), &p)
-            .await?;
+        let args = ListArgs::counting(&q, cap)?;
+        let (sql, p) = count_sql(&self.shared.table, &q, &args);
+        let row = self.query_opt(&sql, &p).await?;
         let n: i64 = row.map_or(0, |r| r.get(0));
         Ok(u64::try_from(n).unwrap_or(0))
     }

@@ -627,11 +627,7 @@ impl CheckpointStore for SqliteCheckpointStore {
     ) -> Option<BoxFuture<'_, Result<super::Capped>>> {
         let within = within.clone();
         Some(Box::pin(async move {
-            if req.expected_version != Some(0) {
-                return Err(PrismError::internal(
-                    "create_capped saves only creates (expected version 0)",
-                ));
-            }
+            req.require_create()?;
             within.validate()?;
             cursor::after(&within)?;
             let texts = Self::save_texts(&req, value_text)?;

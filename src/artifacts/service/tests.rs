@@ -931,22 +931,15 @@ async fn records_with_the_deepest_accepted_preview_pass_the_pure_functions() {
     assert!(!crate::artifacts::api::evidence_intact(&rec, &Value::Null).unwrap());
 }
 
-#[tokio::test]
-async fn racing_attaches_never_leave_a_thread_over_its_cap() {
-    let (store, svc) = service_with(json!({ "artifactsPerThread": 3 }), &[]);
-    let svc = Arc::new(svc);
+/// `n` attaches racing on `thread`: how many succeeded (the others must be refused with
+/// `too_many_artifacts`).
+async fn race_attaches(svc: Arc<ArtifactService>, thread: &str, n: usize) -> usize {
     let mut set = tokio::task::JoinSet::new();
-    for i in 0..12 {
+    for i in 0..n {
         let svc = svc.clone();
-        set.spawn(async move {
-            run(
-                &svc,
-                "attach",
-                json!({ "ownership": owner(), "threadId": "thread-1", "id": format!("r{i}"),
-                        "uri": "https://blob.example/doc", "mime": "text/plain", "hash": "h" }),
-            )
-            .await
-        });
+        let input = json!({ "ownership": owner(), "threadId": thread, "id": format!("r{i}"),
+                            "uri": "https://blob.example/doc", "mime": "text/plain", "hash": "h" });
+        set.spawn(async move { run(&svc, "attach", input).await });
     }
     let mut ok = 0;
     while let Some(joined) = set.join_next().await {
@@ -955,6 +948,13 @@ async fn racing_attaches_never_leave_a_thread_over_its_cap() {
             Err(e) => assert_eq!(reason(e), "too_many_artifacts"),
         }
     }
+    ok
+}
+
+#[tokio::test]
+async fn racing_attaches_never_leave_a_thread_over_its_cap() {
+    let (store, svc) = service_with(json!({ "artifactsPerThread": 3 }), &[]);
+    let ok = race_attaches(Arc::new(svc), "thread-1", 12).await;
     let stored = store.inner.len();
     assert!(stored <= 3, "{stored} artifacts stored over a cap of 3");
     assert_eq!(
@@ -1466,27 +1466,6 @@ async fn attach_over_a_one_step_capped_create_is_one_store_call() {
         "an attached id answers its record when full"
     );
     // Racing attaches on a fresh thread: exactly the cap succeeds.
-    let svc = Arc::new(svc);
-    let mut set = tokio::task::JoinSet::new();
-    for i in 0..12 {
-        let svc = svc.clone();
-        set.spawn(async move {
-            run(
-                &svc,
-                "attach",
-                json!({ "ownership": owner(), "threadId": "thread-2", "id": format!("r{i}"),
-                        "uri": "https://blob.example/doc", "mime": "text/plain", "hash": "h" }),
-            )
-            .await
-        });
-    }
-    let mut ok = 0;
-    while let Some(joined) = set.join_next().await {
-        match joined.unwrap() {
-            Ok(_) => ok += 1,
-            Err(e) => assert_eq!(reason(e), "too_many_artifacts"),
-        }
-    }
-    assert_eq!(ok, 3);
+    assert_eq!(race_attaches(Arc::new(svc), "thread-2", 12).await, 3);
     assert!(!store.take().contains(&"delete"), "nothing withdrawn");
 }
