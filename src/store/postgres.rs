@@ -505,16 +505,31 @@ impl ListArgs {
     }
 }
 
-/// `SELECT COUNT(*)` of the rows the listing `list_sql` selects.
-fn count_sql<'a>(table: &str, q: &'a ListCheckpoints, a: &'a ListArgs) -> (String, Params<'a>) {
-    let (sql, p) = list_sql(table, q, a);
+/// `SELECT COUNT(*)` of the rows the listing `list_sql` selects, its parameters numbered
+/// after `p`'s.
+fn count_sql<'a>(
+    table: &str,
+    q: &'a ListCheckpoints,
+    a: &'a ListArgs,
+    p: Params<'a>,
+) -> (String, Params<'a>) {
+    let (sql, p) = list_sql_after(table, q, a, p);
     (format!("SELECT COUNT(*) FROM ({sql}) AS page"), p)
 }
 
 /// The `SELECT … WHERE … ORDER BY … LIMIT` of a listing, with its parameters.
 fn list_sql<'a>(table: &str, q: &'a ListCheckpoints, a: &'a ListArgs) -> (String, Params<'a>) {
+    list_sql_after(table, q, a, Vec::new())
+}
+
+/// [`list_sql`], its parameters numbered after those already in `p`.
+fn list_sql_after<'a>(
+    table: &str,
+    q: &'a ListCheckpoints,
+    a: &'a ListArgs,
+    mut p: Params<'a>,
+) -> (String, Params<'a>) {
     let mut sql = format!("SELECT {} FROM {table} WHERE true", columns());
-    let mut p: Params = Vec::new();
     let mut add = |p: &mut Params<'a>, v: &'a (dyn ToSql + Sync), clause: &str| {
         p.push(v);
         sql.push_str(&clause.replace('?', &format!("${}", p.len())));
@@ -616,10 +631,12 @@ impl PostgresCheckpointStore {
     }
 
     /// A create bounded by a count, in one transaction (see
-    /// [`CheckpointStore::create_capped`]). A transaction-scoped advisory lock on the
-    /// listing serializes the capped creates of one listing, across pool connections and
-    /// processes; under READ COMMITTED each later statement takes a new snapshot, so the
-    /// count sees every earlier holder's commit.
+    /// [`CheckpointStore::create_capped`]) sent as one pipelined round trip: `BEGIN`, a
+    /// transaction-scoped advisory lock on the listing (serializing the capped creates of
+    /// one listing, across pool connections and processes), an insert that counts the
+    /// listing in its own `WHERE` (its snapshot is taken after the lock, under READ
+    /// COMMITTED, so it sees every earlier holder's commit), `COMMIT`. Any failure aborts
+    /// the transaction and the `COMMIT` rolls it back.
     async fn create_capped_impl(
         &self,
         req: SaveCheckpoint,
@@ -638,52 +655,51 @@ impl PostgresCheckpointStore {
             list.prefix.as_deref().unwrap_or(""),
             list.owner_key
         ));
-        let (count_sql, count_params) = count_sql(&sh.table, &within, &list);
-        let save = save_sql(&sh.table, Some(0));
+        let cap_param = i64::try_from(cap).unwrap_or(i64::MAX);
+        let mut p = args.params(&req);
+        p.push(&cap_param);
+        let cap_at = p.len();
+        let (counted, p) = count_sql(&sh.table, &within, &list, p);
+        let t = &sh.table;
+        let insert = format!(
+            "INSERT INTO {t} AS t (namespace, key, owner_key, version, fencing_token, tenant_id,
+               account_id, user_id, category, value, metadata, created_at, updated_at)
+             SELECT $1::text, $2::text, $3::text, $4::bigint, $5::bigint, $6::text, $7::text,
+               $8::text, $9::text, $10::jsonb, $11::jsonb, now(), now()
+             WHERE ({counted}) < ${cap_at}::bigint
+             ON CONFLICT DO NOTHING RETURNING {}",
+            columns()
+        );
         let db = |e: tokio_postgres::Error| sh.db_error(&e);
-        let saved = {
+        let row = {
             let _in = sh.life.enter().await?;
-            let mut client = sh.client().await?;
-            let tx = client.transaction().await.map_err(db)?;
-            tx.execute("SELECT pg_advisory_xact_lock($1)", &[&lock])
-                .await
-                .map_err(db)?;
-            let counted = tx.prepare_cached(&count_sql).await.map_err(db)?;
-            let n: i64 = tx
-                .query_one(&counted, &count_params)
-                .await
-                .map_err(db)?
-                .get(0);
-            let n = u64::try_from(n).unwrap_or(0);
-            if n >= cap {
-                Err(n)
-            } else {
-                let insert = tx.prepare_cached(&save).await.map_err(db)?;
-                let row = tx
-                    .query_opt(&insert, &args.params(&req))
-                    .await
-                    .map_err(db)?;
-                if row.is_some() {
-                    tx.commit().await.map_err(db)?;
-                }
-                Ok(row)
-            }
+            let client = sh.client().await?;
+            let insert = client.prepare_cached(&insert).await.map_err(db)?;
+            let begin = format!("BEGIN; SELECT pg_advisory_xact_lock({lock})");
+            let (begun, row, committed) = tokio::join!(
+                client.batch_execute(&begin),
+                client.query_opt(&insert, &p),
+                client.batch_execute("COMMIT"),
+            );
+            begun.map_err(db)?;
+            let row = row.map_err(db)?;
+            committed.map_err(db)?;
+            row
         };
-        match saved {
-            Ok(Some(row)) => {
-                let (cp, _) = to_checkpoint(&row)?;
-                Ok(super::Capped::Saved(super::CheckpointText::new(&cp)))
-            }
-            // The key is taken: the save's own conflict, whatever the count.
-            Ok(None) => Err(self.refusal(&req).await),
-            Err(n) => {
-                let key = CheckpointKey::new(&req.namespace, &req.key, &req.owner);
-                if self.load_impl(&key).await?.is_some() {
-                    return Err(self.refusal(&req).await);
-                }
-                Ok(super::Capped::Full(n))
-            }
+        if let Some(row) = row {
+            let (cp, _) = to_checkpoint(&row)?;
+            return Ok(super::Capped::Saved(super::CheckpointText::new(&cp)));
         }
+        // Nothing inserted: the key is taken (the save's own conflict, whatever the
+        // count), or the listing was full (answered with a recount, at least the cap
+        // that refused the insert).
+        let key = CheckpointKey::new(&req.namespace, &req.key, &req.owner);
+        if self.load_impl(&key).await?.is_some() {
+            return Err(self.refusal(&req).await);
+        }
+        Ok(super::Capped::Full(
+            self.count_impl(within, cap).await?.max(cap),
+        ))
     }
 
     async fn load_impl(&self, k: &CheckpointKey) -> Result<Option<Checkpoint>> {
@@ -738,7 +754,7 @@ impl PostgresCheckpointStore {
     async fn count_impl(&self, q: ListCheckpoints, cap: u64) -> Result<u64> {
         q.validate()?;
         let args = ListArgs::counting(&q, cap)?;
-        let (sql, p) = count_sql(&self.shared.table, &q, &args);
+        let (sql, p) = count_sql(&self.shared.table, &q, &args, Vec::new());
         let row = self.query_opt(&sql, &p).await?;
         let n: i64 = row.map_or(0, |r| r.get(0));
         Ok(u64::try_from(n).unwrap_or(0))
