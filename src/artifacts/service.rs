@@ -412,8 +412,12 @@ impl ArtifactService {
             Some(Ok(Err(count))) => return Err(too_many(&thread, count, cap)),
             Some(Err(e)) => Err(e),
             None => {
-                self.create_counted(&rec, &text, &ctx, explicit, abort)
-                    .await?
+                if explicit {
+                    if let Some((_, existing)) = self.load(&thread, &id, &ctx.owner, abort).await? {
+                        return Ok(Answer::text(existing.to_text()));
+                    }
+                }
+                self.create_counted(&rec, &text, &ctx, abort).await?
             }
         };
         match created {
@@ -436,22 +440,17 @@ impl ArtifactService {
         }
     }
 
-    /// The create of a store that cannot count and write in one step: an explicit id
-    /// already attached is answered as a conflict (the caller answers that record), then
-    /// the thread is counted before the save and again after it (see
-    /// [`Self::withdraw_over_cap`]). `Err` ends the attach; `Ok(Err)` is the save's error.
+    /// The create of a store that cannot count and write in one step: the thread is
+    /// counted before the save and again after it (see [`Self::withdraw_over_cap`]).
+    /// `Err` ends the attach; `Ok(Err)` is the save's error.
     async fn create_counted(
         &self,
         rec: &Record,
         text: &str,
         ctx: &Ctx,
-        explicit: bool,
         abort: &AbortFlag,
     ) -> Result<Result<()>> {
-        let (thread, id) = (&rec.thread_id, &rec.id);
-        if explicit && self.load(thread, id, &ctx.owner, abort).await?.is_some() {
-            return Ok(Err(err(R::Conflict, "the artifact id is taken")));
-        }
+        let thread = &rec.thread_id;
         let cap = self.config.limits.artifacts_per_thread;
         let count = self.count_thread(thread, &ctx.owner, cap, abort).await?;
         if count >= cap {
