@@ -408,7 +408,7 @@ impl ArtifactService {
         let cap = self.config.limits.artifacts_per_thread;
         // One atomic step where the store can: a taken id is the create's conflict.
         let created = match self.create_capped(&rec, &text, &ctx.owner, abort).await {
-            Some(Ok(Ok(_saved))) => Ok(()),
+            Some(Ok(Ok(()))) => Ok(()),
             Some(Ok(Err(count))) => return Err(too_many(&thread, count, cap)),
             Some(Err(e)) => Err(e),
             None => {

@@ -66,7 +66,8 @@ pub struct ArtifactServiceHandle {
 
 #[napi]
 impl ArtifactServiceHandle {
-    /// `options_json`: `{ linkSecretBase64, limits? }`; `port`: this environment's.
+    /// `options_json`: `{ linkSecretBase64, limits?, bodies?, events? }` (see
+    /// `ServiceConfig::parse`); `port`: this environment's.
     #[napi(constructor)]
     pub fn new(
         store: &CheckpointStoreHandle,

@@ -428,9 +428,9 @@ impl CheckpointStore for MemoryStore {
         cap: u64,
     ) -> Option<BoxFuture<'_, Result<super::Capped>>> {
         let r = req.require_create().and_then(|()| {
-            self.save_capped_sync(req, value_text, Some((within, cap)), |_, t| t.clone())
+            self.save_capped_sync(req, value_text, Some((within, cap)), |_, _| ())
                 .map(|out| match out {
-                    Ok(text) => super::Capped::Saved(text),
+                    Ok(()) => super::Capped::Saved,
                     Err(n) => super::Capped::Full(n),
                 })
         });

@@ -30,10 +30,11 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 pub type Admission = Option<Box<dyn std::any::Any + Send>>;
 
 /// What [`CheckpointStore::create_capped`] did: saved, or wrote nothing because the
-/// listing it counted held `cap` or more checkpoints (how many it counted).
-#[derive(Debug, Clone)]
+/// listing it counted held `cap` or more checkpoints (how many it counted). The caller
+/// made the record it created, so a save answers nothing more.
+#[derive(Debug, Clone, PartialEq)]
 pub enum Capped {
-    Saved(CheckpointText),
+    Saved,
     Full(u64),
 }
 

@@ -436,6 +436,10 @@ impl<'a> SaveArgs<'a> {
     }
 }
 
+/// The columns a save's insert writes, in the order of its `$1..$11`, then the two times.
+const INSERT_COLUMNS: &str = "namespace, key, owner_key, version, fencing_token, tenant_id, \
+     account_id, user_id, category, value, metadata, created_at, updated_at";
+
 /// A `pg_advisory_xact_lock` key: the first 60 bits of the text's SHA-256.
 fn advisory_key(text: &str) -> i64 {
     let hex = crate::json::sha256_hex(text.as_bytes());
@@ -448,8 +452,7 @@ fn advisory_key(text: &str) -> i64 {
 fn save_sql(table: &str, expected: Option<i64>) -> String {
     let cols = columns();
     let insert = format!(
-        "INSERT INTO {table} AS t (namespace, key, owner_key, version, fencing_token, tenant_id,
-           account_id, user_id, category, value, metadata, created_at, updated_at)
+        "INSERT INTO {table} AS t ({INSERT_COLUMNS})
          VALUES ($1, $2, $3, $4, $5::bigint, $6, $7, $8, $9, $10, $11, now(), now())"
     );
     match expected {
@@ -662,13 +665,11 @@ impl PostgresCheckpointStore {
         let (counted, p) = count_sql(&sh.table, &within, &list, p);
         let t = &sh.table;
         let insert = format!(
-            "INSERT INTO {t} AS t (namespace, key, owner_key, version, fencing_token, tenant_id,
-               account_id, user_id, category, value, metadata, created_at, updated_at)
+            "INSERT INTO {t} AS t ({INSERT_COLUMNS})
              SELECT $1::text, $2::text, $3::text, $4::bigint, $5::bigint, $6::text, $7::text,
                $8::text, $9::text, $10::jsonb, $11::jsonb, now(), now()
              WHERE ({counted}) < ${cap_at}::bigint
-             ON CONFLICT DO NOTHING RETURNING {}",
-            columns()
+             ON CONFLICT DO NOTHING RETURNING 1"
         );
         let db = |e: tokio_postgres::Error| sh.db_error(&e);
         let row = {
@@ -686,9 +687,8 @@ impl PostgresCheckpointStore {
             committed.map_err(db)?;
             row
         };
-        if let Some(row) = row {
-            let (cp, _) = to_checkpoint(&row)?;
-            return Ok(super::Capped::Saved(super::CheckpointText::new(&cp)));
+        if row.is_some() {
+            return Ok(super::Capped::Saved);
         }
         // Nothing inserted: the key is taken (the save's own conflict, whatever the
         // count), or the listing was full (answered with a recount, at least the cap

@@ -1,9 +1,8 @@
 //! SQLite persistence (rusqlite, bundled SQLite): one WAL-mode database file, one table
 //! keyed by `(namespace, key, owner_key)` (the owner scopes every key; see `super`).
 //! Writes go to one writer thread (group commit), reads to a pool of reader connections
-//! ([`conns`]); a point read (load, count) answers on the calling thread when it can do so
-//! without waiting, else on tokio's blocking pool. SQLite's locking (with a busy timeout)
-//! serialises processes.
+//! on tokio's blocking pool ([`conns`]); no statement runs on the JavaScript thread.
+//! SQLite's locking (with a busy timeout) serialises processes.
 //!
 //! - A save is one statement: `INSERT … ON CONFLICT DO NOTHING` (create only), `UPDATE …
 //!   WHERE version = ?` (compare-and-swap), `INSERT … ON CONFLICT DO UPDATE … WHERE`
@@ -549,17 +548,17 @@ fn delete_sync(conn: &mut Connection, k: &CheckpointKey, expected: Option<u64>) 
 }
 
 /// A create bounded by a count (see [`CheckpointStore::create_capped`]), inside the
-/// writer's transaction: the stored row, or how many rows listing `within` counted.
+/// writer's transaction: saved, or how many rows listing `within` counted.
 fn create_capped_sync(
     conn: &mut Connection,
     req: SaveCheckpoint,
     texts: SaveTexts,
     within: &ListCheckpoints,
     cap: u64,
-) -> Result<std::result::Result<RawRow, u64>> {
+) -> Result<std::result::Result<(), u64>> {
     let n = count_sync(conn, within, cap)?;
     if n < cap {
-        return save_sync(conn, req, texts).map(Ok);
+        return save_sync(conn, req, texts).map(|_| Ok(()));
     }
     // A taken key is the save's own conflict, whatever the count.
     let key = CheckpointKey::new(&req.namespace, &req.key, &req.owner);
@@ -636,10 +635,7 @@ impl CheckpointStore for SqliteCheckpointStore {
             })
             .await?;
             Ok(match out {
-                Ok(raw) => {
-                    let (cp, value) = with_metadata(raw)?;
-                    super::Capped::Saved(CheckpointText::with_value_text(&cp, &value))
-                }
+                Ok(()) => super::Capped::Saved,
                 Err(n) => super::Capped::Full(n),
             })
         }))

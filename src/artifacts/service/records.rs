@@ -193,7 +193,7 @@ impl ArtifactService {
 
     /// The create of a new record, counted against the thread's cap in the same atomic
     /// step when the store can ([`crate::store::CheckpointStore::create_capped`]):
-    /// `Some(Ok(Ok(saved)))`, `Some(Ok(Err(count)))` when the thread was full (nothing
+    /// `Some(Ok(Ok(())))` saved, `Some(Ok(Err(count)))` when the thread was full (nothing
     /// saved), `None` when the store cannot (the caller counts before and after).
     pub(super) async fn create_capped(
         &self,
@@ -201,7 +201,7 @@ impl ArtifactService {
         text: &str,
         owner: &Ownership,
         abort: &AbortFlag,
-    ) -> Option<Result<std::result::Result<CheckpointText, u64>>> {
+    ) -> Option<Result<std::result::Result<(), u64>>> {
         let cap = self.config.limits.artifacts_per_thread;
         let within = self.thread_count_query(&rec.thread_id, owner, cap, abort);
         if let Err(e) = abort.check() {
@@ -212,7 +212,7 @@ impl ArtifactService {
             .store
             .create_capped(req, Some(text.to_string()), &within, cap)?;
         Some(match created.await.map_err(map_save_error) {
-            Ok(Capped::Saved(saved)) => Ok(Ok(saved)),
+            Ok(Capped::Saved) => Ok(Ok(())),
             Ok(Capped::Full(n)) => Ok(Err(n)),
             Err(e) => Err(e),
         })
