@@ -42,3 +42,9 @@ pub mod fuzz {
     pub use crate::lsp::framing::{encode_frame, split_frames, FrameReader};
     pub use crate::review::{assert_accepted_json, create_manifest_binding, resolve_limits_json};
 }
+
+/// mimalloc (see Cargo.toml); cargo-fuzz builds keep the system allocator, which
+/// AddressSanitizer instruments.
+#[cfg(not(fuzzing))]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -89,30 +89,32 @@ fn opt_id_text<'a>(fields: &Fields<'a>, name: &str) -> Result<Option<&'a String>
 pub fn id(fields: &Fields<'_>, name: &str, redactor: &SecretRedactor) -> Result<String> {
     let v = opt_id_text(fields, name)?
         .ok_or_else(|| err(R::InvalidId, format!("{} is required", fields.path(name))))?;
-    valid_id(v, &fields.path(name), redactor)?;
-    Ok(v.clone())
+    // The path is written only for an error (issue 13: two ids per call).
+    match id_problem(v, redactor) {
+        None => Ok(v.clone()),
+        Some(problem) => Err(err(
+            R::InvalidId,
+            format!("{} {problem}", fields.path(name)),
+        )),
+    }
 }
 
-/// Check one id string.
-pub fn valid_id(v: &str, path: &str, redactor: &SecretRedactor) -> Result<()> {
+/// What is wrong with an id, as the end of its error message.
+fn id_problem(v: &str, redactor: &SecretRedactor) -> Option<String> {
     if v.is_empty()
         || v.len() > MAX_ID_BYTES
         || !v
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
     {
-        return Err(err(
-            R::InvalidId,
-            format!("{path} must be 1..={MAX_ID_BYTES} characters of A-Z a-z 0-9 . _ -"),
+        return Some(format!(
+            "must be 1..={MAX_ID_BYTES} characters of A-Z a-z 0-9 . _ -"
         ));
     }
     if redactor.contains_secret(v) {
-        return Err(err(
-            R::InvalidId,
-            format!("{path} holds a registered secret"),
-        ));
+        return Some("holds a registered secret".into());
     }
-    Ok(())
+    None
 }
 
 /// Ownership from host `authorize`: only `tenantId`/`accountId`/`userId`, strings, at least
@@ -535,15 +537,17 @@ mod tests {
     #[test]
     fn ids_are_bounded_and_safe() {
         let r = SecretRedactor::new(&["topsecret"]).unwrap();
-        assert!(valid_id("thread-1.a_b", "id", &r).is_ok());
-        for bad in ["", "a:b", "a/b", "a b", "é", "x-topsecret-y"] {
-            assert_eq!(
-                valid_id(bad, "id", &r).unwrap_err().reason(),
-                Some("invalid_id"),
+        assert_eq!(id_problem("thread-1.a_b", &r), None);
+        for bad in ["", "a:b", "a/b", "a b", "é", &"a".repeat(129)] {
+            assert!(
+                id_problem(bad, &r).unwrap().starts_with("must be 1..=128"),
                 "{bad}"
             );
         }
-        assert!(valid_id(&"a".repeat(129), "id", &r).is_err());
+        assert_eq!(
+            id_problem("x-topsecret-y", &r).as_deref(),
+            Some("holds a registered secret")
+        );
     }
 
     #[test]

@@ -163,7 +163,7 @@ impl SecretRedactor {
         }
         // A container at depth d sits inside d others: fewer than MAX_JSON_DEPTH + 1
         // brackets (string contents counted too) cannot reach the cut.
-        let containers = text.bytes().filter(|b| matches!(b, b'[' | b'{')).count();
+        let containers = memchr::memchr2_iter(b'[', b'{', text.as_bytes()).count();
         containers <= MAX_JSON_DEPTH && !m.is_match(text)
     }
 

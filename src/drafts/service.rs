@@ -365,6 +365,7 @@ impl WorkDraftService {
                 category: Some(CATEGORY.into()),
                 metadata: None,
                 signal: abort.signal(),
+                memo: None,
             })
             .await
             .map_err(map_save_error)?;

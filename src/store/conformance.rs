@@ -34,6 +34,7 @@ pub(crate) fn save(
         category: None,
         metadata: None,
         signal: None,
+        memo: None,
     }
 }
 

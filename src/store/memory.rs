@@ -7,7 +7,7 @@ use super::model::{
     value_too_large, Checkpoint, CheckpointKey, CheckpointText, ListCheckpoints, Order, Page,
     SaveCheckpoint, PAGE_SIZE_HARD, VALUE_BYTES_HARD,
 };
-use super::{BoxFuture, CheckpointStore};
+use super::{BesideText, BoxFuture, CheckpointStore};
 use crate::error::{PrismError, Result};
 use crate::util::caps::{self, Cap};
 use crate::util::time::now_iso;
@@ -220,7 +220,7 @@ impl MemoryStore {
     /// is free and the count reached `cap`.
     fn save_capped_sync<T>(
         &self,
-        req: SaveCheckpoint,
+        mut req: SaveCheckpoint,
         value_text: Option<String>,
         capped: Option<(&ListCheckpoints, u64)>,
         answer: impl FnOnce(&Checkpoint, &CheckpointText) -> T,
@@ -251,9 +251,14 @@ impl MemoryStore {
             }
         }
         let old_seq = existing.map(|e| e.seq);
+        let memo = req.memo.take();
         let cp = req.apply(existing.map(|e| &e.cp), &now)?;
         let mut text = CheckpointText::with_value_text(&cp, &value_text);
         text.value_as_given = as_given;
+        if as_given {
+            // The saver's parsed form of exactly this text; any other save drops it.
+            text.memo = memo;
+        }
         let mut cp = cp;
         if as_given {
             // Kept once, as the text (`Entry::checkpoint` reads it back).
@@ -391,9 +396,9 @@ impl CheckpointStore for MemoryStore {
         Box::pin(async move { r })
     }
 
-    /// Only the text is kept (`Entry::checkpoint`).
-    fn needs_value_with_text(&self) -> bool {
-        false
+    /// Only the text is kept (`Entry::checkpoint`), with the saver's memo of it.
+    fn beside_text(&self) -> BesideText {
+        BesideText::Memo
     }
 
     fn load<'a>(&'a self, key: &'a CheckpointKey) -> BoxFuture<'a, Result<Option<Checkpoint>>> {

@@ -79,9 +79,9 @@ pub trait CheckpointStore: Send + Sync {
 
     /// `save`, answered as JSON text. `value_text`, when given, is exactly
     /// `serde_json::to_string(&req.value)` (the artifact service has it), or, for a store
-    /// whose [`Self::needs_value_with_text`] is false, the value itself (`req.value` is
-    /// then `null`): a store that
-    /// keeps or writes text uses it instead of serializing the value again, and the
+    /// whose [`Self::beside_text`] is [`BesideText::Memo`], the value itself (`req.value`
+    /// is then `null`, and `req.memo` may hold the saver's parsed form of it): a store
+    /// that keeps or writes text uses it instead of serializing the value again, and the
     /// answer carries it as the value (not a store's normalized copy, e.g. PostgreSQL
     /// `jsonb` key order).
     fn save_text(
@@ -98,12 +98,12 @@ pub trait CheckpointStore: Send + Sync {
         })
     }
 
-    /// Whether [`Self::save_text`] with a value text needs `req.value` too. A store that
-    /// keeps only the text (the memory store: it reads the value back from the text when
-    /// a [`Checkpoint`] is asked for) answers false, and the artifact service then saves
-    /// `null` as the value beside the text instead of building the value (issue 13).
-    fn needs_value_with_text(&self) -> bool {
-        true
+    /// What a [`Self::save_text`] caller hands beside a value text: the value (the
+    /// default), or only its own parsed form as a [`model::ValueMemo`] (the memory
+    /// store: it keeps the text, reads the value back from it when a [`Checkpoint`] is
+    /// asked for, and answers the memo with each load of that text, issue 13).
+    fn beside_text(&self) -> BesideText {
+        BesideText::Value
     }
 
     /// What listing `query` page after page (pages of `query.limit`, as the store clamps
@@ -133,6 +133,15 @@ pub trait CheckpointStore: Send + Sync {
     ) -> Option<BoxFuture<'_, crate::error::Result<Capped>>> {
         None
     }
+}
+
+/// See [`CheckpointStore::beside_text`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BesideText {
+    /// `req.value` too.
+    Value,
+    /// `req.value` may be `null`; `req.memo` is kept with the text.
+    Memo,
 }
 
 /// The four [`CheckpointStore`] methods of a store that does its work in inherent
@@ -198,7 +207,7 @@ pub use host::{HostCaller, HostCheckpointStore, HostOp};
 pub use memory::{MemoryLimits, MemoryStore};
 pub use model::{
     value_bytes, Checkpoint, CheckpointKey, CheckpointText, ListCheckpoints, Ownership, Page,
-    SaveCheckpoint, SignalRef, VALUE_BYTES_HARD,
+    SaveCheckpoint, SignalRef, ValueMemo, VALUE_BYTES_HARD,
 };
 pub use postgres::{PostgresOptions, PostgresPersistence};
 pub use sqlite::{SqliteOptions, SqlitePersistence};

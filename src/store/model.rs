@@ -147,6 +147,41 @@ pub struct CheckpointText {
     /// saver knows its form without reading it again: the artifact service answers its
     /// own record's text as stored. False wherever the text was read back or rewritten.
     pub value_as_given: bool,
+    /// The saver's [`ValueMemo`] of exactly this value text, where the store keeps one
+    /// (the memory store, when the saver handed one with the text).
+    pub memo: Option<ValueMemo>,
+}
+
+/// A saver's own parsed form of the value text it saves, handed beside the text
+/// ([`SaveCheckpoint::memo`]) to a store that keeps values in memory (the memory store,
+/// [`super::BesideText::Memo`]), which keeps it with the text and answers it with every
+/// load of that text, so the saver need not parse its own text back (issue 13: the
+/// artifact service's record). A store never reads it; any other write of the key drops it.
+#[derive(Clone)]
+pub struct ValueMemo(Arc<dyn std::any::Any + Send + Sync>);
+
+impl ValueMemo {
+    pub fn new<T: std::any::Any + Send + Sync>(value: T) -> Self {
+        Self(Arc::new(value))
+    }
+
+    /// The memo, when it is a `T`.
+    pub fn get<T: std::any::Any>(&self) -> Option<&T> {
+        self.0.downcast_ref()
+    }
+}
+
+impl std::fmt::Debug for ValueMemo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ValueMemo")
+    }
+}
+
+/// The same memo (not merely an equal one).
+impl PartialEq for ValueMemo {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
 }
 
 fn push_json<T: Serialize + ?Sized>(out: &mut Vec<u8>, v: &T) {
@@ -208,6 +243,7 @@ impl CheckpointText {
             owner: cp.owner.clone(),
             value,
             value_as_given: false,
+            memo: None,
         }
     }
 
@@ -233,6 +269,9 @@ pub struct SaveCheckpoint {
     pub category: Option<String>,
     pub metadata: Option<Map<String, Value>>,
     pub signal: SignalRef,
+    /// The saver's parsed form of the value text it hands beside this request (see
+    /// [`ValueMemo`]); kept only by a store that asks for it, never on the wire.
+    pub memo: Option<ValueMemo>,
 }
 
 /// `CheckpointKey`: what `loadCheckpoint` and `deleteCheckpoint` address.
@@ -608,6 +647,7 @@ mod tests {
             category: None,
             metadata: None,
             signal: None,
+            memo: None,
         }
     }
 

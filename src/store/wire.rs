@@ -129,6 +129,7 @@ pub fn parse_save(text: &str) -> Result<SaveCheckpoint> {
         version,
         metadata,
         signal: None,
+        memo: None,
     };
     req.validate()?;
     Ok(req)

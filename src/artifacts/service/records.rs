@@ -8,7 +8,8 @@ use crate::artifacts::{record_key, CATEGORY, NAMESPACE};
 use crate::error::{ErrorKind, PrismError, Result};
 use crate::json::Fields;
 use crate::store::{
-    Capped, Checkpoint, CheckpointKey, CheckpointText, ListCheckpoints, Ownership, SaveCheckpoint,
+    BesideText, Capped, Checkpoint, CheckpointKey, CheckpointText, ListCheckpoints, Ownership,
+    SaveCheckpoint, ValueMemo,
 };
 
 impl ArtifactService {
@@ -108,7 +109,9 @@ impl ArtifactService {
         Self::mine(Record::from_stored(cp.value), &cp.key, owner)
     }
 
-    /// [`Self::record_of`] of a checkpoint read as text.
+    /// [`Self::record_of`] of a checkpoint read as text. A text the store answers with
+    /// this service's memo of it (the memory store) is not parsed again: the memo is the
+    /// record that text was written from (`save_request`).
     pub(super) fn record_of_text(
         &self,
         cp: &CheckpointText,
@@ -117,7 +120,12 @@ impl ArtifactService {
         if cp.owner != *owner {
             return Ok(None);
         }
-        Self::mine(Record::from_stored_text(cp.value_text()), &cp.key, owner)
+        let memo = cp.memo.as_ref().and_then(|m| m.get::<Record>());
+        let rec = match memo {
+            Some(rec) if cp.value_as_given => Ok(rec.clone()),
+            _ => Record::from_stored_text(cp.value_text()),
+        };
+        Self::mine(rec, &cp.key, owner)
     }
 
     pub(super) fn mine(
@@ -173,6 +181,10 @@ impl ArtifactService {
         expected: u64,
         abort: &AbortFlag,
     ) -> SaveCheckpoint {
+        let (value, memo) = match self.store.beside_text() {
+            BesideText::Value => (rec.to_value(), None),
+            BesideText::Memo => (serde_json::Value::Null, Some(ValueMemo::new(rec.clone()))),
+        };
         SaveCheckpoint {
             namespace: NAMESPACE.into(),
             key: record_key(&rec.thread_id, &rec.id),
@@ -180,14 +192,11 @@ impl ArtifactService {
             version: expected.saturating_add(1),
             expected_version: Some(expected),
             fencing_token: None,
-            value: if self.store.needs_value_with_text() {
-                rec.to_value()
-            } else {
-                serde_json::Value::Null
-            },
+            value,
             category: Some(CATEGORY.into()),
             metadata: None,
             signal: abort.signal(),
+            memo,
         }
     }
 

@@ -6,8 +6,8 @@ use super::context::ABORTED;
 use super::*;
 use crate::artifacts::NAMESPACE;
 use crate::store::{
-    BoxFuture, Checkpoint, CheckpointKey, ListCheckpoints, MemoryLimits, MemoryStore, Page,
-    SaveCheckpoint,
+    BesideText, BoxFuture, Checkpoint, CheckpointKey, ListCheckpoints, MemoryLimits, MemoryStore,
+    Page, SaveCheckpoint, ValueMemo,
 };
 use serde_json::json;
 use std::sync::atomic::AtomicBool;
@@ -1296,9 +1296,9 @@ async fn get_answers_its_own_saved_text_as_stored_and_rereads_any_other() {
         answered,
         "the stored text is the record's own form"
     );
-    // The service saved no value beside the text (`needs_value_with_text` is false):
-    // a load or a listing reads the value back from the text.
-    assert!(!store.needs_value_with_text());
+    // The service saved no value beside the text (`beside_text` is `Memo`): a load or
+    // a listing reads the value back from the text.
+    assert_eq!(store.beside_text(), BesideText::Memo);
     let as_value: Value = serde_json::from_str(&answered).unwrap();
     assert_eq!(store.load(&key).await.unwrap().unwrap().value, as_value);
     let listed = store
@@ -1329,6 +1329,7 @@ async fn get_answers_its_own_saved_text_as_stored_and_rereads_any_other() {
             category: Some("artifact".into()),
             metadata: None,
             signal: Default::default(),
+            memo: None,
         })
         .await
         .unwrap();
@@ -1344,6 +1345,120 @@ async fn get_answers_its_own_saved_text_as_stored_and_rereads_any_other() {
         answered,
         "read and written in the record's form"
     );
+}
+
+/// The memory store keeps the service's parsed record beside the text it saved (issue 13:
+/// a load need not parse its own text back). After every kind of write the memo is the
+/// record its text reads as; a write of the key that did not come with a memo (the host
+/// editing the record through the store's own API) drops it, and the next decision reads
+/// the edited text, never the stale memo.
+#[tokio::test]
+async fn the_memory_store_memo_is_the_record_its_text_reads_as_and_no_other_write_keeps_it() {
+    let store = Arc::new(MemoryStore::new(MemoryLimits::default()));
+    let svc = ArtifactService::new(
+        store.clone(),
+        Arc::new(SecretRedactor::new(&["sk-never"]).unwrap()),
+        ServiceConfig {
+            link_secret: SECRET.to_vec(),
+            limits: ArtifactLimits::resolve(None).unwrap(),
+            bodies: false,
+            events: false,
+        },
+    );
+    let key = CheckpointKey::new(NAMESPACE, "thread-1:doc", &owner_scope());
+    let memo_of = |cp: &crate::store::CheckpointText| {
+        cp.memo
+            .as_ref()
+            .and_then(|m| m.get::<Record>())
+            .cloned()
+            .expect("a memo of the service's record")
+    };
+    let at = json!({ "ownership": owner(), "threadId": "thread-1", "artifactId": "doc" });
+    let with = |extra: Value| {
+        let mut v = at.clone();
+        v.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        v
+    };
+    attach(&svc, "doc").await;
+    let writes = [
+        (
+            "revise",
+            with(json!({ "uri": "https://x/2", "hash": "sha256:2", "title": "T" })),
+        ),
+        (
+            "approve",
+            with(json!({ "version": 2, "reviewer": "user:r", "note": "ok" })),
+        ),
+        (
+            "reject",
+            with(json!({ "version": 1, "reviewer": "user:r" })),
+        ),
+        (
+            "approve",
+            with(json!({ "version": 1, "reviewer": "user:q" })),
+        ),
+    ];
+    let cp = store.load_text(&key).await.unwrap().unwrap();
+    assert_eq!(
+        memo_of(&cp),
+        Record::from_stored_text(cp.value_text()).unwrap()
+    );
+    for (op, input) in writes {
+        let answered = run(&svc, op, input).await.unwrap();
+        let cp = store.load_text(&key).await.unwrap().unwrap();
+        let memo = memo_of(&cp);
+        assert_eq!(
+            memo,
+            Record::from_stored_text(cp.value_text()).unwrap(),
+            "{op}"
+        );
+        assert_eq!(
+            memo.to_text(),
+            cp.value_text(),
+            "{op}: the memo writes its text"
+        );
+        assert_eq!(serde_json::to_value(&memo).unwrap(), answered, "{op}");
+    }
+
+    // The host edits the record through the store itself: no memo comes with it.
+    let cp = store.load_text(&key).await.unwrap().unwrap();
+    let mut edited: Value = serde_json::from_str(cp.value_text()).unwrap();
+    edited["title"] = json!("edited by the host");
+    store
+        .save(SaveCheckpoint {
+            namespace: NAMESPACE.into(),
+            key: "thread-1:doc".into(),
+            owner: owner_scope(),
+            version: cp.version + 1,
+            expected_version: Some(cp.version),
+            fencing_token: None,
+            value: edited,
+            category: Some("artifact".into()),
+            metadata: None,
+            signal: Default::default(),
+            // Even a memo handed with a plain save (no text) is not kept.
+            memo: Some(ValueMemo::new(memo_of(&cp))),
+        })
+        .await
+        .unwrap();
+    let cp = store.load_text(&key).await.unwrap().unwrap();
+    assert!(cp.memo.is_none() && !cp.value_as_given);
+    let decided = run(
+        &svc,
+        "reject",
+        with(json!({ "version": 2, "reviewer": "user:r" })),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        decided["title"], "edited by the host",
+        "read from the edited text"
+    );
+    assert_eq!(decided["state"], "rejected");
+    let cp = store.load_text(&key).await.unwrap().unwrap();
+    assert_eq!(memo_of(&cp).title.as_deref(), Some("edited by the host"));
 }
 
 /// The memory store with every call it answers counted by name (`create_capped`
@@ -1407,8 +1522,8 @@ impl CheckpointStore for Counting {
         self.note("delete");
         self.inner.delete(key, e)
     }
-    fn needs_value_with_text(&self) -> bool {
-        self.inner.needs_value_with_text()
+    fn beside_text(&self) -> BesideText {
+        self.inner.beside_text()
     }
     fn create_capped(
         &self,

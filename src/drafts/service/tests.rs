@@ -315,6 +315,7 @@ async fn a_payload_changed_in_the_store_cannot_be_claimed() {
             category: None,
             metadata: None,
             signal: None,
+            memo: None,
         })
         .await
         .unwrap();

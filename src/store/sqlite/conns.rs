@@ -272,6 +272,7 @@ mod tests {
             category: None,
             metadata: None,
             signal: None,
+            memo: None,
         }
     }
 
