@@ -456,7 +456,7 @@ impl ArtifactService {
         if count >= cap {
             return Err(too_many(thread, count, cap));
         }
-        match self.save(rec, text, &ctx.owner, 0, abort).await {
+        match self.save(rec.clone(), text, &ctx.owner, 0, abort).await {
             Ok(_) => {
                 self.withdraw_over_cap(rec, &ctx.owner, abort).await?;
                 Ok(Ok(()))
@@ -586,9 +586,10 @@ impl ArtifactService {
         rec.updated_at = time::format_iso(ctx.now);
         rec.refresh_state();
         let text = self.check_record_size(&rec)?;
-        self.save(&rec, &text, &ctx.owner, version, abort).await?;
+        // Made before the save, which takes the record (delivered only once it is saved).
         let who = Who::Actor(ctx.actor.as_deref());
         let event = self.event("artifact_revised", &rec, number, &ctx, who);
+        self.save(rec, &text, &ctx.owner, version, abort).await?;
         Ok(Answer::recorded(text, event))
     }
 
@@ -644,6 +645,7 @@ impl ArtifactService {
             Decision::Approved => Some(binding_digest(rev.citations.as_deref().unwrap_or(&[]))),
             Decision::Rejected => None,
         };
+        let at = time::format_iso(ctx.now);
         rec.approvals.retain(|a| a.version != version);
         rec.approvals.push(Approval {
             version,
@@ -651,7 +653,7 @@ impl ArtifactService {
             reviewer: reviewer.clone(),
             note,
             evidence_digest,
-            decided_at: time::format_iso(ctx.now),
+            decided_at: at.clone(),
         });
         rec.approvals.sort_by_key(|a| a.version);
         rec.last_validated_version = match state {
@@ -669,16 +671,16 @@ impl ArtifactService {
                 .max(),
             Decision::Rejected => rec.last_validated_version,
         };
-        rec.updated_at = time::format_iso(ctx.now);
+        rec.updated_at = at;
         rec.refresh_state();
         let text = self.check_record_size(&rec)?;
-        self.save(&rec, &text, &ctx.owner, cp_version, abort)
-            .await?;
         let kind = match state {
             Decision::Approved => "artifact_approved",
             Decision::Rejected => "artifact_rejected",
         };
+        // Made before the save, which takes the record (delivered only once it is saved).
         let event = self.event(kind, &rec, version, &ctx, Who::Reviewer(&reviewer, state));
+        self.save(rec, &text, &ctx.owner, cp_version, abort).await?;
         Ok(Answer::recorded(text, event))
     }
 

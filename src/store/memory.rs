@@ -118,6 +118,27 @@ fn id_of(namespace: &str, key: &str, owner_key: String) -> Position {
     }
 }
 
+/// The checkpoint `req` writes over `existing` and its text. A value text handed as given
+/// is kept once, as the text (`Entry::checkpoint` reads the value back), with the saver's
+/// memo of exactly that text; any other save drops the memo.
+fn written(
+    mut req: SaveCheckpoint,
+    existing: Option<&Checkpoint>,
+    now: &str,
+    value_text: &str,
+    as_given: bool,
+) -> Result<(Checkpoint, CheckpointText)> {
+    let memo = req.memo.take();
+    let mut cp = req.apply(existing, now)?;
+    let mut text = CheckpointText::with_value_text(&cp, value_text);
+    if as_given {
+        text.value_as_given = true;
+        text.memo = memo;
+        cp.value = Value::Null;
+    }
+    Ok((cp, text))
+}
+
 fn bound(namespace: String, key: String) -> Position {
     Position {
         namespace,
@@ -220,7 +241,7 @@ impl MemoryStore {
     /// is free and the count reached `cap`.
     fn save_capped_sync<T>(
         &self,
-        mut req: SaveCheckpoint,
+        req: SaveCheckpoint,
         value_text: Option<String>,
         capped: Option<(&ListCheckpoints, u64)>,
         answer: impl FnOnce(&Checkpoint, &CheckpointText) -> T,
@@ -242,36 +263,30 @@ impl MemoryStore {
         }
         let now = now_iso();
         let id = id_of(&req.namespace, &req.key, req.owner.owner_key());
-        let mut st = self.lock();
-        let existing = st.by_id.get(&id);
-        if let (None, Some((q, cap, range))) = (existing, capped) {
-            let n = range.map_or(0, |(lo, hi)| self.count_in(&st, q, cap, lo, hi));
+        let mut guard = self.lock();
+        let st = &mut *guard;
+        let seq = st.next_seq;
+        if let Some(entry) = st.by_id.get_mut(&id) {
+            // An update: replaced in place (one search), moved to the end of the save order.
+            let (cp, text) = written(req, Some(&entry.cp), &now, &value_text, as_given)?;
+            let out = answer(&cp, &text);
+            st.saved.remove(&entry.seq);
+            *entry = Entry { seq, cp, text };
+            st.saved.insert(seq, id);
+            st.next_seq = seq.wrapping_add(1);
+            return Ok(Ok(out));
+        }
+        if let Some((q, cap, range)) = capped {
+            let n = range.map_or(0, |(lo, hi)| self.count_in(st, q, cap, lo, hi));
             if n >= cap {
                 return Ok(Err(n));
             }
         }
-        let old_seq = existing.map(|e| e.seq);
-        let memo = req.memo.take();
-        let cp = req.apply(existing.map(|e| &e.cp), &now)?;
-        let mut text = CheckpointText::with_value_text(&cp, &value_text);
-        text.value_as_given = as_given;
-        if as_given {
-            // The saver's parsed form of exactly this text; any other save drops it.
-            text.memo = memo;
-        }
-        let mut cp = cp;
-        if as_given {
-            // Kept once, as the text (`Entry::checkpoint` reads it back).
-            cp.value = Value::Null;
-        }
-        if let Some(seq) = old_seq {
-            st.saved.remove(&seq);
-        }
-        let seq = st.next_seq;
-        st.next_seq = st.next_seq.wrapping_add(1);
-        st.saved.insert(seq, id.clone());
+        let (cp, text) = written(req, None, &now, &value_text, as_given)?;
         let out = answer(&cp, &text);
+        st.saved.insert(seq, id.clone());
         st.by_id.insert(id, Entry { seq, cp, text });
+        st.next_seq = seq.wrapping_add(1);
         while st.by_id.len() > self.limits.max_records {
             let Some((_, oldest)) = st.saved.pop_first() else {
                 break;

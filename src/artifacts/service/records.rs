@@ -157,7 +157,7 @@ impl ArtifactService {
     /// reference's service writes: caller version `expected + 1`, category `artifact`.
     pub(super) async fn save(
         &self,
-        rec: &Record,
+        rec: Record,
         text: &str,
         owner: &Ownership,
         expected: u64,
@@ -173,21 +173,23 @@ impl ArtifactService {
             .map_err(map_save_error)
     }
 
-    /// The save of `rec` over checkpoint version `expected` (its text goes beside it).
+    /// The save of `rec` over checkpoint version `expected` (its text goes beside it; the
+    /// record itself becomes the memo of a store that keeps one).
     fn save_request(
         &self,
-        rec: &Record,
+        rec: Record,
         owner: &Ownership,
         expected: u64,
         abort: &AbortFlag,
     ) -> SaveCheckpoint {
+        let key = record_key(&rec.thread_id, &rec.id);
         let (value, memo) = match self.store.beside_text() {
             BesideText::Value => (rec.to_value(), None),
-            BesideText::Memo => (serde_json::Value::Null, Some(ValueMemo::new(rec.clone()))),
+            BesideText::Memo => (serde_json::Value::Null, Some(ValueMemo::new(rec))),
         };
         SaveCheckpoint {
             namespace: NAMESPACE.into(),
-            key: record_key(&rec.thread_id, &rec.id),
+            key,
             owner: owner.clone(),
             version: expected.saturating_add(1),
             expected_version: Some(expected),
@@ -216,7 +218,7 @@ impl ArtifactService {
         if let Err(e) = abort.check() {
             return Some(Err(e));
         }
-        let req = self.save_request(rec, owner, 0, abort);
+        let req = self.save_request(rec.clone(), owner, 0, abort);
         let created = self
             .store
             .create_capped(req, Some(text.to_string()), &within, cap)?;

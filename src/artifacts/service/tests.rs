@@ -578,8 +578,9 @@ async fn conflicts_are_retryable_and_a_throw_before_commit_persists_nothing() {
     assert_eq!(snapshot(&store), before);
     // A stale CAS write is a conflict.
     let rec = Record::from_stored(attach(&svc, "a").await).unwrap();
+    let text = rec.to_text();
     let e = svc
-        .save(&rec, &rec.to_text(), &owner_scope(), 7, &AbortFlag::new())
+        .save(rec, &text, &owner_scope(), 7, &AbortFlag::new())
         .await
         .unwrap_err();
     assert_eq!(reason(e), "conflict");
