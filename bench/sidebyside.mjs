@@ -18,6 +18,8 @@ const ownership = { tenantId: 'bench' }
 const REVIEWERS = 32
 const SECRET = 'bench-secret-value'
 const LINK = 'bench-link-secret-0123456789abcdef'
+/** Measured passes per store kind (PRISM_BENCH_PASSES, default 3). */
+const PASSES = Math.max(1, Number(process.env.PRISM_BENCH_PASSES ?? 3))
 
 function ours() {
   const prism = require('../index.js')
@@ -214,6 +216,21 @@ async function measureKind(impl, kind, open, sizes, stalls = false) {
   }
 }
 
+/** Measured passes of one implementation: per figure, the median over the passes (p99: the worst). */
+function combine(passes) {
+  const pick = (f) => median(passes.map(f))
+  const worst = (f) => Math.max(...passes.map(f))
+  const rows = Object.fromEntries(
+    Object.keys(passes[0].rows).map((name) => [name, { us: pick((p) => p.rows[name].us), p99: worst((p) => p.rows[name].p99) }]),
+  )
+  return {
+    rows,
+    cyc: { ms: pick((p) => p.cyc.ms), p99: worst((p) => p.cyc.p99) },
+    rev: { perSec: pick((p) => p.rev.perSec), p99: worst((p) => p.rev.p99) },
+    stalls: passes[0].stalls,
+  }
+}
+
 function line(label, a, refs, unit, better, target) {
   // `better`: 'lower' (latencies) or 'higher' (throughput); x = how many times ours beats that reference.
   let text = `${label.padEnd(44)} ${fmt(a, 1).padStart(8)} ${unit}`
@@ -263,12 +280,21 @@ export default async function sideBySide() {
     if (only) kinds.splice(0, kinds.length, ...kinds.filter(([k]) => only.includes(k)))
     for (const [kind, open, base] of kinds) {
       const sizes = Object.fromEntries(Object.entries(base).map(([k, v]) => [k, Math.max(4, Math.round(v * scale))]))
-      for (const impl of impls.filter((i) => i[kind === 'postgresql' ? 'postgres' : kind] !== undefined)) {
-        // Warm-up (JIT, pools, migrations), then the measured run.
+      const measured = impls.filter((i) => i[kind === 'postgresql' ? 'postgres' : kind] !== undefined)
+      for (const impl of measured) {
+        // Warm-up (JIT, pools, migrations) before the measured passes.
         await measureKind(impl, kind, open.bind(null, impl), { single: 50, cycles: 20, perReviewer: 2 })
-        const stalls = impl === impls[0] && process.env.PRISM_BENCH_STALLS === '1'
-        results[`${impl.name}/${kind}`] = await measureKind(impl, kind, open.bind(null, impl), sizes, stalls)
       }
+      // PASSES passes, each measuring every implementation in turn, so a slow phase of the
+      // shared machine lands on both sides; each figure is the median over the passes.
+      const runs = new Map(measured.map((impl) => [impl, []]))
+      for (let pass = 0; pass < PASSES; pass++) {
+        for (const impl of measured) {
+          const stalls = impl === impls[0] && pass === 0 && process.env.PRISM_BENCH_STALLS === '1'
+          runs.get(impl).push(await measureKind(impl, kind, open.bind(null, impl), sizes, stalls))
+        }
+      }
+      for (const [impl, passes] of runs) results[`${impl.name}/${kind}`] = combine(passes)
     }
     const record = await (async () => {
       const { store } = impls[0].memory()

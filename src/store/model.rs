@@ -184,9 +184,21 @@ impl PartialEq for ValueMemo {
     }
 }
 
-fn push_json<T: Serialize + ?Sized>(out: &mut Vec<u8>, v: &T) {
-    // Strings, numbers and maps of values always serialize.
-    let _ = serde_json::to_writer(&mut *out, v);
+/// `s` as serde_json writes a JSON string (it escapes only `"`, `\\` and controls).
+fn push_json_str(out: &mut String, s: &str) {
+    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
+    } else {
+        // Strings always serialize.
+        out.push_str(&serde_json::to_string(s).unwrap_or_default());
+    }
+}
+
+fn push_json_u64(out: &mut String, n: u64) {
+    use std::fmt::Write;
+    let _ = write!(out, "{n}");
 }
 
 impl CheckpointText {
@@ -198,44 +210,44 @@ impl CheckpointText {
     /// The text of `cp`, whose value serializes to `value_text`, written as serde writes
     /// [`Checkpoint`] (members in declaration order, absent options left out).
     pub fn with_value_text(cp: &Checkpoint, value_text: &str) -> Self {
-        let mut out = Vec::with_capacity(value_text.len() + 192);
-        out.extend_from_slice(b"{\"namespace\":");
-        push_json(&mut out, &cp.namespace);
-        out.extend_from_slice(b",\"key\":");
-        push_json(&mut out, &cp.key);
-        out.extend_from_slice(b",\"version\":");
-        push_json(&mut out, &cp.version);
+        let mut out = String::with_capacity(value_text.len() + 192);
+        out.push_str("{\"namespace\":");
+        push_json_str(&mut out, &cp.namespace);
+        out.push_str(",\"key\":");
+        push_json_str(&mut out, &cp.key);
+        out.push_str(",\"version\":");
+        push_json_u64(&mut out, cp.version);
         if let Some(f) = cp.fencing_token {
-            out.extend_from_slice(b",\"fencingToken\":");
-            push_json(&mut out, &f);
+            out.push_str(",\"fencingToken\":");
+            push_json_u64(&mut out, f);
         }
-        out.extend_from_slice(b",\"value\":");
+        out.push_str(",\"value\":");
         let start = out.len();
-        out.extend_from_slice(value_text.as_bytes());
+        out.push_str(value_text);
         let value = start..out.len();
         if let Some(c) = &cp.category {
-            out.extend_from_slice(b",\"category\":");
-            push_json(&mut out, c);
+            out.push_str(",\"category\":");
+            push_json_str(&mut out, c);
         }
         for (name, m) in cp.owner.members() {
             if let Some(m) = m {
-                out.push(b',');
-                push_json(&mut out, name);
-                out.push(b':');
-                push_json(&mut out, m);
+                out.push_str(",\"");
+                out.push_str(name);
+                out.push_str("\":");
+                push_json_str(&mut out, m);
             }
         }
-        out.extend_from_slice(b",\"createdAt\":");
-        push_json(&mut out, &cp.created_at);
-        out.extend_from_slice(b",\"updatedAt\":");
-        push_json(&mut out, &cp.updated_at);
+        out.push_str(",\"createdAt\":");
+        push_json_str(&mut out, &cp.created_at);
+        out.push_str(",\"updatedAt\":");
+        push_json_str(&mut out, &cp.updated_at);
         if let Some(m) = &cp.metadata {
-            out.extend_from_slice(b",\"metadata\":");
-            push_json(&mut out, m);
+            out.push_str(",\"metadata\":");
+            // Maps of values always serialize.
+            out.push_str(&serde_json::to_string(m).unwrap_or_default());
         }
-        out.push(b'}');
-        // Only UTF-8 went in (JSON text and the value's text).
-        let text = String::from_utf8(out).unwrap_or_default();
+        out.push('}');
+        let text = out;
         Self {
             text: text.into(),
             key: cp.key.clone(),
