@@ -16,6 +16,25 @@ pub fn parse(text: &str, err: fn(String) -> PrismError) -> Result<Value> {
     serde_json::from_str(text).map_err(|e| err(format!("input is not valid JSON: {e}")))
 }
 
+/// Append `s` as serde_json writes a JSON string (it escapes only `"`, `\\` and control
+/// characters), for texts written member by member (issue 13).
+pub fn push_json_str(out: &mut String, s: &str) {
+    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
+    } else {
+        // Strings always serialize.
+        out.push_str(&serde_json::to_string(s).unwrap_or_default());
+    }
+}
+
+/// Append `n` as serde_json writes it.
+pub fn push_json_u64(out: &mut String, n: u64) {
+    use std::fmt::Write;
+    let _ = write!(out, "{n}");
+}
+
 /// RFC 8785 (JCS) canonical JSON text of `value`.
 pub fn canonical(value: &Value) -> String {
     // Serialising a serde_json::Value cannot fail: keys are strings and numbers finite.

@@ -10,6 +10,7 @@
 //! `producer`) both load; `state` and `latestVersion` are always derived from the
 //! revisions and approvals, never trusted from storage.
 
+use crate::json::{push_json_str, push_json_u64};
 use crate::store::Ownership;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -295,9 +296,117 @@ impl Record {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
 
-    /// The JSON text of [`Self::to_value`], written directly.
+    /// The JSON text of [`Self::to_value`]: exactly what serde writes for the record
+    /// (members in declaration order, absent options left out), written member by member
+    /// without serde's per-member work (issue 13: the size check, the store and the answer
+    /// of every change share this text). Citations and previews, rare and nested, are
+    /// written by serde.
     pub fn to_text(&self) -> String {
-        serde_json::to_string(self).unwrap_or_else(|_| "null".into())
+        let mut out = String::with_capacity(512);
+        out.push_str("{\"id\":");
+        push_json_str(&mut out, &self.id);
+        out.push_str(",\"threadId\":");
+        push_json_str(&mut out, &self.thread_id);
+        for (name, member) in self.owner.members() {
+            opt_str(&mut out, name, member);
+        }
+        opt_str(&mut out, "kind", self.kind.as_deref());
+        opt_str(&mut out, "title", self.title.as_deref());
+        out.push_str(",\"state\":\"");
+        out.push_str(self.state.as_str());
+        out.push_str("\",\"latestVersion\":");
+        push_json_u64(&mut out, self.latest_version);
+        if let Some(v) = self.last_validated_version {
+            out.push_str(",\"lastValidatedVersion\":");
+            push_json_u64(&mut out, v);
+        }
+        out.push_str(",\"revisions\":[");
+        for (i, r) in self.revisions.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            r.write_text(&mut out);
+        }
+        out.push_str("],\"approvals\":[");
+        for (i, a) in self.approvals.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            a.write_text(&mut out);
+        }
+        out.push_str("],\"createdAt\":");
+        push_json_str(&mut out, &self.created_at);
+        out.push_str(",\"updatedAt\":");
+        push_json_str(&mut out, &self.updated_at);
+        out.push('}');
+        out
+    }
+}
+
+/// `,"name":"value"` when present.
+fn opt_str(out: &mut String, name: &str, value: Option<&str>) {
+    if let Some(v) = value {
+        out.push_str(",\"");
+        out.push_str(name);
+        out.push_str("\":");
+        push_json_str(out, v);
+    }
+}
+
+/// `,"name":<serde's text of value>` when present.
+fn opt_serde<T: Serialize>(out: &mut String, name: &str, value: Option<&T>) {
+    if let Some(v) = value {
+        out.push_str(",\"");
+        out.push_str(name);
+        out.push_str("\":");
+        // Citations and JSON values always serialize.
+        out.push_str(&serde_json::to_string(v).unwrap_or_default());
+    }
+}
+
+impl Revision {
+    /// See [`Record::to_text`].
+    fn write_text(&self, out: &mut String) {
+        out.push_str("{\"version\":");
+        push_json_u64(out, self.version);
+        out.push_str(",\"uri\":");
+        push_json_str(out, &self.uri);
+        out.push_str(",\"mime\":");
+        push_json_str(out, &self.mime);
+        out.push_str(",\"hash\":");
+        push_json_str(out, &self.hash);
+        if let Some(n) = self.size {
+            out.push_str(",\"size\":");
+            push_json_u64(out, n);
+        }
+        opt_str(out, "changeNote", self.change_note.as_deref());
+        opt_str(out, "producerRunId", self.producer_run_id.as_deref());
+        opt_serde(out, "citations", self.citations.as_ref());
+        opt_serde(out, "preview", self.preview.as_ref());
+        opt_str(out, "title", self.title.as_deref());
+        opt_str(out, "createdBy", self.created_by.as_deref());
+        out.push_str(",\"createdAt\":");
+        push_json_str(out, &self.created_at);
+        out.push('}');
+    }
+}
+
+impl Approval {
+    /// See [`Record::to_text`].
+    fn write_text(&self, out: &mut String) {
+        out.push_str("{\"version\":");
+        push_json_u64(out, self.version);
+        out.push_str(match self.state {
+            Decision::Approved => ",\"state\":\"approved\"",
+            Decision::Rejected => ",\"state\":\"rejected\"",
+        });
+        out.push_str(",\"reviewer\":");
+        push_json_str(out, &self.reviewer);
+        opt_str(out, "note", self.note.as_deref());
+        opt_str(out, "evidenceDigest", self.evidence_digest.as_deref());
+        out.push_str(",\"decidedAt\":");
+        push_json_str(out, &self.decided_at);
+        out.push('}');
     }
 }
 
@@ -370,6 +479,79 @@ mod tests {
             back.as_object_mut().unwrap().remove(k);
         }
         assert_eq!(back, reference_record());
+    }
+
+    mod written_text {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// Strings with what JSON escapes (quote, backslash, controls) and what it does
+        /// not (DEL, U+2028, non-ASCII).
+        fn text() -> impl Strategy<Value = String> {
+            "[a-z\"\\\\\u{1}\u{1f}\u{7f}é\u{2028} ]{0,6}"
+        }
+
+        fn opt_text() -> impl Strategy<Value = Option<String>> {
+            proptest::option::of(text())
+        }
+
+        prop_compose! {
+            fn approval()(
+                version in any::<u64>(), rejected in any::<bool>(), reviewer in text(),
+                note in opt_text(), evidence_digest in opt_text(), decided_at in text(),
+            ) -> Approval {
+                let state = if rejected { Decision::Rejected } else { Decision::Approved };
+                Approval { version, state, reviewer, note, evidence_digest, decided_at }
+            }
+        }
+
+        prop_compose! {
+            fn revision()(
+                version in any::<u64>(), uri in text(), mime in text(), hash in text(),
+                size in proptest::option::of(any::<u64>()), change_note in opt_text(),
+                producer_run_id in opt_text(), cited in any::<bool>(), previewed in any::<bool>(),
+                title in opt_text(), created_by in opt_text(), created_at in text(),
+            ) -> Revision {
+                let citation = Citation {
+                    uri: uri.clone(), title: title.clone(), kind: None, source_id: None,
+                    revision: Some(json!(7)), content_hash: Some(hash.clone()), retrieved_at: None,
+                    excerpt: Some("é\n\"x\"".into()), span: Some(Span { start: 1, end: 2 }),
+                    tenant_id: None, support: Some(0.25),
+                };
+                Revision {
+                    version, uri, mime, hash, size, change_note, producer_run_id,
+                    citations: cited.then(|| vec![citation.clone(), citation]),
+                    preview: previewed.then(|| json!({ "z": [1, "é\u{1}"], "a": null })),
+                    title, created_by, created_at,
+                }
+            }
+        }
+
+        prop_compose! {
+            fn record()(
+                id in text(), thread_id in text(), tenant_id in opt_text(), account_id in opt_text(),
+                user_id in opt_text(), kind in opt_text(), title in opt_text(), state in 0..3u8,
+                latest_version in any::<u64>(), last_validated_version in proptest::option::of(any::<u64>()),
+                revisions in proptest::collection::vec(revision(), 0..3),
+                approvals in proptest::collection::vec(approval(), 0..3),
+                created_at in text(), updated_at in text(),
+            ) -> Record {
+                let state = [ReviewState::Pending, ReviewState::Approved, ReviewState::Rejected][state as usize];
+                let owner = Ownership { tenant_id, account_id, user_id };
+                Record {
+                    id, thread_id, owner, kind, title, state, latest_version, last_validated_version,
+                    revisions, approvals, created_at, updated_at,
+                }
+            }
+        }
+
+        proptest! {
+            /// Issue 13: the record's text written member by member is serde's text of it.
+            #[test]
+            fn to_text_is_what_serde_writes(rec in record()) {
+                prop_assert_eq!(rec.to_text(), serde_json::to_string(&rec).unwrap());
+            }
+        }
     }
 
     /// Issue 13: records read from text and written as text are the records read from and

@@ -12,6 +12,7 @@
 //! - `TypeError`: a wrong JSON type, an unknown field, a NUL character.
 
 use crate::error::{PrismError, Result};
+use crate::json::{push_json_str, push_json_u64};
 use crate::util::MAX_SAFE_INTEGER;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -182,23 +183,6 @@ impl PartialEq for ValueMemo {
     fn eq(&self, other: &Self) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
     }
-}
-
-/// `s` as serde_json writes a JSON string (it escapes only `"`, `\\` and controls).
-fn push_json_str(out: &mut String, s: &str) {
-    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
-        out.push('"');
-        out.push_str(s);
-        out.push('"');
-    } else {
-        // Strings always serialize.
-        out.push_str(&serde_json::to_string(s).unwrap_or_default());
-    }
-}
-
-fn push_json_u64(out: &mut String, n: u64) {
-    use std::fmt::Write;
-    let _ = write!(out, "{n}");
 }
 
 impl CheckpointText {
