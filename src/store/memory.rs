@@ -5,14 +5,14 @@
 use super::cursor::{self, Position};
 use super::model::{
     value_too_large, Checkpoint, CheckpointKey, CheckpointText, ListCheckpoints, Order, Page,
-    SaveCheckpoint, PAGE_SIZE_HARD, VALUE_BYTES_HARD,
+    SaveCheckpoint, ValueMemo, WeakMemo, PAGE_SIZE_HARD, VALUE_BYTES_HARD,
 };
 use super::{BesideText, BoxFuture, CheckpointStore};
 use crate::error::{PrismError, Result};
 use crate::util::caps::{self, Cap};
 use crate::util::time::now_iso;
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::ops::Bound;
 use std::sync::Mutex;
 
@@ -82,9 +82,27 @@ struct Entry {
     cp: Checkpoint,
     /// `cp` as JSON text: loads answer it without serializing or copying the value.
     text: CheckpointText,
+    /// The saver's memo of the text, while one of the [`MEMOS_KEPT`] kept still holds it.
+    memo: Option<WeakMemo>,
 }
 
 impl Entry {
+    fn new(seq: u64, cp: Checkpoint, text: CheckpointText, memo: Option<&ValueMemo>) -> Self {
+        Self {
+            seq,
+            cp,
+            text,
+            memo: memo.map(ValueMemo::downgrade),
+        }
+    }
+
+    /// The text, with the saver's memo while it is kept.
+    fn text(&self) -> CheckpointText {
+        let mut text = self.text.clone();
+        text.memo = self.memo.as_ref().and_then(WeakMemo::upgrade);
+        text
+    }
+
     /// The checkpoint, its value read back from the text when only the text keeps it.
     fn checkpoint(&self) -> Checkpoint {
         let mut cp = self.cp.clone();
@@ -102,6 +120,25 @@ struct State {
     /// Save order: sequence number → id, for eviction.
     saved: BTreeMap<u64, Position>,
     next_seq: u64,
+    /// The memos of the most recent saves that came with one, oldest first: at most
+    /// [`MEMOS_KEPT`] are kept (an entry holds only a [`WeakMemo`] of its own).
+    memos: VecDeque<ValueMemo>,
+}
+
+/// How many of the most recent saves keep their saver's memo ([`super::ValueMemo`]): an
+/// artifact record's memo costs about 1.5 KB beside its text, so memos are bounded apart
+/// from `maxRecords` (at most ~6 MB); the entry of a dropped memo keeps 32 bytes of it
+/// (a weak reference) and is read from its text, as it would be without a memo.
+pub const MEMOS_KEPT: usize = 4096;
+
+impl State {
+    /// Keep `memo` as the most recent; past [`MEMOS_KEPT`] the oldest kept is dropped.
+    fn keep_memo(&mut self, memo: ValueMemo) {
+        self.memos.push_back(memo);
+        if self.memos.len() > MEMOS_KEPT {
+            self.memos.pop_front();
+        }
+    }
 }
 
 /// A bounded in-memory [`CheckpointStore`].
@@ -118,25 +155,25 @@ fn id_of(namespace: &str, key: &str, owner_key: String) -> Position {
     }
 }
 
-/// The checkpoint `req` writes over `existing` and its text. A value text handed as given
-/// is kept once, as the text (`Entry::checkpoint` reads the value back), with the saver's
-/// memo of exactly that text; any other save drops the memo.
+/// The checkpoint `req` writes over `existing`, its text, and the saver's memo of that
+/// text. A value text handed as given is kept once, as the text (`Entry::checkpoint`
+/// reads the value back), and only such a text keeps a memo.
 fn written(
     mut req: SaveCheckpoint,
     existing: Option<&Checkpoint>,
     now: &str,
     value_text: &str,
     as_given: bool,
-) -> Result<(Checkpoint, CheckpointText)> {
+) -> Result<(Checkpoint, CheckpointText, Option<ValueMemo>)> {
     let memo = req.memo.take();
     let mut cp = req.apply(existing, now)?;
     let mut text = CheckpointText::with_value_text(&cp, value_text);
-    if as_given {
-        text.value_as_given = true;
-        text.memo = memo;
-        cp.value = Value::Null;
+    if !as_given {
+        return Ok((cp, text, None));
     }
-    Ok((cp, text))
+    text.value_as_given = true;
+    cp.value = Value::Null;
+    Ok((cp, text, memo))
 }
 
 fn bound(namespace: String, key: String) -> Position {
@@ -268,12 +305,15 @@ impl MemoryStore {
         let seq = st.next_seq;
         if let Some(entry) = st.by_id.get_mut(&id) {
             // An update: replaced in place (one search), moved to the end of the save order.
-            let (cp, text) = written(req, Some(&entry.cp), &now, &value_text, as_given)?;
+            let (cp, text, memo) = written(req, Some(&entry.cp), &now, &value_text, as_given)?;
             let out = answer(&cp, &text);
             st.saved.remove(&entry.seq);
-            *entry = Entry { seq, cp, text };
+            *entry = Entry::new(seq, cp, text, memo.as_ref());
             st.saved.insert(seq, id);
             st.next_seq = seq.wrapping_add(1);
+            if let Some(memo) = memo {
+                st.keep_memo(memo);
+            }
             return Ok(Ok(out));
         }
         if let Some((q, cap, range)) = capped {
@@ -282,11 +322,15 @@ impl MemoryStore {
                 return Ok(Err(n));
             }
         }
-        let (cp, text) = written(req, None, &now, &value_text, as_given)?;
+        let (cp, text, memo) = written(req, None, &now, &value_text, as_given)?;
         let out = answer(&cp, &text);
         st.saved.insert(seq, id.clone());
-        st.by_id.insert(id, Entry { seq, cp, text });
+        st.by_id
+            .insert(id, Entry::new(seq, cp, text, memo.as_ref()));
         st.next_seq = seq.wrapping_add(1);
+        if let Some(memo) = memo {
+            st.keep_memo(memo);
+        }
         while st.by_id.len() > self.limits.max_records {
             let Some((_, oldest)) = st.saved.pop_first() else {
                 break;
@@ -425,7 +469,7 @@ impl CheckpointStore for MemoryStore {
         &'a self,
         key: &'a CheckpointKey,
     ) -> BoxFuture<'a, Result<Option<CheckpointText>>> {
-        let r = self.load_sync(key, |e| e.text.clone());
+        let r = self.load_sync(key, Entry::text);
         Box::pin(async move { r })
     }
 
@@ -511,6 +555,59 @@ mod tests {
             .is_err());
         store.save(save("n", "f", &o, 1, json!("f"))).await.unwrap();
         assert!(store.load(&key("n", "a", &o)).await.unwrap().is_none());
+    }
+
+    /// A saver's memo is kept with its text, for the MEMOS_KEPT most recent saves that
+    /// came with one: older keepers drop theirs (their text stays), a save again makes a
+    /// record recent again, and a plain save keeps none.
+    #[tokio::test]
+    async fn memos_are_kept_for_the_most_recent_saves_only() {
+        let store = MemoryStore::new(MemoryLimits::default());
+        let o = Ownership::default();
+        let with_memo = |k: &str, version: u64| {
+            let mut req = save("n", k, &o, version, Value::Null);
+            req.memo = Some(crate::store::ValueMemo::new(format!("{k}@{version}")));
+            req
+        };
+        let memo_of = |cp: CheckpointText| cp.memo.and_then(|m| m.get::<String>().cloned());
+        let total = MEMOS_KEPT + 3;
+        for i in 0..total {
+            let k = format!("k{i}");
+            store
+                .save_text(with_memo(&k, 1), Some(format!("{i}")))
+                .await
+                .unwrap();
+        }
+        let load = |k: String| {
+            let store = &store;
+            let o = o.clone();
+            async move { store.load_text(&key("n", &k, &o)).await.unwrap().unwrap() }
+        };
+        for i in [0, 1, 2] {
+            let cp = load(format!("k{i}")).await;
+            assert_eq!(memo_of(cp.clone()), None, "k{i}: an older keeper");
+            assert_eq!(cp.value_text(), format!("{i}"), "its text stays");
+        }
+        for i in [3, total / 2, total - 1] {
+            assert_eq!(
+                memo_of(load(format!("k{i}")).await),
+                Some(format!("k{i}@1"))
+            );
+        }
+        // k0 saved again with a memo is recent again; the oldest keeper (k3) drops its memo.
+        store
+            .save_text(with_memo("k0", 2), Some("0".into()))
+            .await
+            .unwrap();
+        assert_eq!(memo_of(load("k0".into()).await), Some("k0@2".into()));
+        assert_eq!(memo_of(load("k3".into()).await), None);
+        assert_eq!(memo_of(load("k4".into()).await), Some("k4@1".into()));
+        // A memo handed without a value text, or a plain save over a keeper, keeps none.
+        store.save_text(with_memo("k5", 2), None).await.unwrap();
+        store.save(save("n", "k6", &o, 2, json!(6))).await.unwrap();
+        assert_eq!(memo_of(load("k5".into()).await), None);
+        assert_eq!(memo_of(load("k6".into()).await), None);
+        assert!(store.lock().memos.len() <= MEMOS_KEPT);
     }
 
     #[tokio::test]

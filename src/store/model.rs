@@ -159,16 +159,33 @@ pub struct CheckpointText {
 /// load of that text, so the saver need not parse its own text back (issue 13: the
 /// artifact service's record). A store never reads it; any other write of the key drops it.
 #[derive(Clone)]
-pub struct ValueMemo(Arc<dyn std::any::Any + Send + Sync>);
+pub struct ValueMemo(Arc<Box<dyn std::any::Any + Send + Sync>>);
 
 impl ValueMemo {
     pub fn new<T: std::any::Any + Send + Sync>(value: T) -> Self {
-        Self(Arc::new(value))
+        Self(Arc::new(Box::new(value)))
     }
 
     /// The memo, when it is a `T`.
     pub fn get<T: std::any::Any>(&self) -> Option<&T> {
-        self.0.downcast_ref()
+        (**self.0).downcast_ref()
+    }
+
+    /// A reference that does not keep the memo (only a pointer-sized cell of it).
+    pub fn downgrade(&self) -> WeakMemo {
+        WeakMemo(Arc::downgrade(&self.0))
+    }
+}
+
+/// A [`ValueMemo`] held without keeping it: the memory store keeps the memos of its most
+/// recent saves and only this of the others.
+#[derive(Clone)]
+pub struct WeakMemo(std::sync::Weak<Box<dyn std::any::Any + Send + Sync>>);
+
+impl WeakMemo {
+    /// The memo, while something still keeps it.
+    pub fn upgrade(&self) -> Option<ValueMemo> {
+        self.0.upgrade().map(ValueMemo)
     }
 }
 
