@@ -35,6 +35,26 @@ pub fn push_json_u64(out: &mut String, n: u64) {
     let _ = write!(out, "{n}");
 }
 
+/// Append `,"name":"value"` when `value` is present (a member serde leaves out when absent).
+pub fn push_json_opt_member(out: &mut String, name: &str, value: Option<&str>) {
+    if let Some(v) = value {
+        out.push_str(",\"");
+        out.push_str(name);
+        out.push_str("\":");
+        push_json_str(out, v);
+    }
+}
+
+/// Append `,"name":n` when `n` is present.
+pub fn push_json_opt_u64(out: &mut String, name: &str, n: Option<u64>) {
+    if let Some(n) = n {
+        out.push_str(",\"");
+        out.push_str(name);
+        out.push_str("\":");
+        push_json_u64(out, n);
+    }
+}
+
 /// RFC 8785 (JCS) canonical JSON text of `value`.
 pub fn canonical(value: &Value) -> String {
     // Serialising a serde_json::Value cannot fail: keys are strings and numbers finite.

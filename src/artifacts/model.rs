@@ -10,7 +10,7 @@
 //! `producer`) both load; `state` and `latestVersion` are always derived from the
 //! revisions and approvals, never trusted from storage.
 
-use crate::json::{push_json_str, push_json_u64};
+use crate::json::{push_json_opt_member, push_json_opt_u64, push_json_str, push_json_u64};
 use crate::store::Ownership;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -308,18 +308,19 @@ impl Record {
         out.push_str(",\"threadId\":");
         push_json_str(&mut out, &self.thread_id);
         for (name, member) in self.owner.members() {
-            opt_str(&mut out, name, member);
+            push_json_opt_member(&mut out, name, member);
         }
-        opt_str(&mut out, "kind", self.kind.as_deref());
-        opt_str(&mut out, "title", self.title.as_deref());
+        push_json_opt_member(&mut out, "kind", self.kind.as_deref());
+        push_json_opt_member(&mut out, "title", self.title.as_deref());
         out.push_str(",\"state\":\"");
         out.push_str(self.state.as_str());
         out.push_str("\",\"latestVersion\":");
         push_json_u64(&mut out, self.latest_version);
-        if let Some(v) = self.last_validated_version {
-            out.push_str(",\"lastValidatedVersion\":");
-            push_json_u64(&mut out, v);
-        }
+        push_json_opt_u64(
+            &mut out,
+            "lastValidatedVersion",
+            self.last_validated_version,
+        );
         out.push_str(",\"revisions\":[");
         for (i, r) in self.revisions.iter().enumerate() {
             if i > 0 {
@@ -340,16 +341,6 @@ impl Record {
         push_json_str(&mut out, &self.updated_at);
         out.push('}');
         out
-    }
-}
-
-/// `,"name":"value"` when present.
-fn opt_str(out: &mut String, name: &str, value: Option<&str>) {
-    if let Some(v) = value {
-        out.push_str(",\"");
-        out.push_str(name);
-        out.push_str("\":");
-        push_json_str(out, v);
     }
 }
 
@@ -375,16 +366,13 @@ impl Revision {
         push_json_str(out, &self.mime);
         out.push_str(",\"hash\":");
         push_json_str(out, &self.hash);
-        if let Some(n) = self.size {
-            out.push_str(",\"size\":");
-            push_json_u64(out, n);
-        }
-        opt_str(out, "changeNote", self.change_note.as_deref());
-        opt_str(out, "producerRunId", self.producer_run_id.as_deref());
+        push_json_opt_u64(out, "size", self.size);
+        push_json_opt_member(out, "changeNote", self.change_note.as_deref());
+        push_json_opt_member(out, "producerRunId", self.producer_run_id.as_deref());
         opt_serde(out, "citations", self.citations.as_ref());
         opt_serde(out, "preview", self.preview.as_ref());
-        opt_str(out, "title", self.title.as_deref());
-        opt_str(out, "createdBy", self.created_by.as_deref());
+        push_json_opt_member(out, "title", self.title.as_deref());
+        push_json_opt_member(out, "createdBy", self.created_by.as_deref());
         out.push_str(",\"createdAt\":");
         push_json_str(out, &self.created_at);
         out.push('}');
@@ -402,8 +390,8 @@ impl Approval {
         });
         out.push_str(",\"reviewer\":");
         push_json_str(out, &self.reviewer);
-        opt_str(out, "note", self.note.as_deref());
-        opt_str(out, "evidenceDigest", self.evidence_digest.as_deref());
+        push_json_opt_member(out, "note", self.note.as_deref());
+        push_json_opt_member(out, "evidenceDigest", self.evidence_digest.as_deref());
         out.push_str(",\"decidedAt\":");
         push_json_str(out, &self.decided_at);
         out.push('}');

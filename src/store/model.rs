@@ -12,7 +12,7 @@
 //! - `TypeError`: a wrong JSON type, an unknown field, a NUL character.
 
 use crate::error::{PrismError, Result};
-use crate::json::{push_json_str, push_json_u64};
+use crate::json::{push_json_opt_member, push_json_opt_u64, push_json_str, push_json_u64};
 use crate::util::MAX_SAFE_INTEGER;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -218,10 +218,7 @@ impl CheckpointText {
         push_json_str(&mut out, &cp.key);
         out.push_str(",\"version\":");
         push_json_u64(&mut out, cp.version);
-        if let Some(f) = cp.fencing_token {
-            out.push_str(",\"fencingToken\":");
-            push_json_u64(&mut out, f);
-        }
+        push_json_opt_u64(&mut out, "fencingToken", cp.fencing_token);
         out.push_str(",\"value\":");
         let start = out.len();
         out.push_str(value_text);
@@ -231,12 +228,7 @@ impl CheckpointText {
             push_json_str(&mut out, c);
         }
         for (name, m) in cp.owner.members() {
-            if let Some(m) = m {
-                out.push_str(",\"");
-                out.push_str(name);
-                out.push_str("\":");
-                push_json_str(&mut out, m);
-            }
+            push_json_opt_member(&mut out, name, m);
         }
         out.push_str(",\"createdAt\":");
         push_json_str(&mut out, &cp.created_at);

@@ -1257,11 +1257,8 @@ async fn get_result_text(svc: &ArtifactService) -> String {
     serde_json::to_string(&v["result"]).unwrap()
 }
 
-/// `get` over the memory store answers the text the service saved as stored (issue 13);
-/// a text the service did not hand the store (a plain save over the record) is read and
-/// written again, so the answer is the record's own form either way.
-#[tokio::test]
-async fn get_answers_its_own_saved_text_as_stored_and_rereads_any_other() {
+/// A service over a native memory store (default limits, events as given).
+fn over_memory_store(events: bool) -> (Arc<MemoryStore>, ArtifactService) {
     let store = Arc::new(MemoryStore::new(MemoryLimits::default()));
     let svc = ArtifactService::new(
         store.clone(),
@@ -1270,9 +1267,18 @@ async fn get_answers_its_own_saved_text_as_stored_and_rereads_any_other() {
             link_secret: SECRET.to_vec(),
             limits: ArtifactLimits::resolve(None).unwrap(),
             bodies: false,
-            events: true,
+            events,
         },
     );
+    (store, svc)
+}
+
+/// `get` over the memory store answers the text the service saved as stored (issue 13);
+/// a text the service did not hand the store (a plain save over the record) is read and
+/// written again, so the answer is the record's own form either way.
+#[tokio::test]
+async fn get_answers_its_own_saved_text_as_stored_and_rereads_any_other() {
+    let (store, svc) = over_memory_store(true);
     attach(&svc, "doc").await;
     let approved = run(
         &svc,
@@ -1355,17 +1361,7 @@ async fn get_answers_its_own_saved_text_as_stored_and_rereads_any_other() {
 /// the edited text, never the stale memo.
 #[tokio::test]
 async fn the_memory_store_memo_is_the_record_its_text_reads_as_and_no_other_write_keeps_it() {
-    let store = Arc::new(MemoryStore::new(MemoryLimits::default()));
-    let svc = ArtifactService::new(
-        store.clone(),
-        Arc::new(SecretRedactor::new(&["sk-never"]).unwrap()),
-        ServiceConfig {
-            link_secret: SECRET.to_vec(),
-            limits: ArtifactLimits::resolve(None).unwrap(),
-            bodies: false,
-            events: false,
-        },
-    );
+    let (store, svc) = over_memory_store(false);
     let key = CheckpointKey::new(NAMESPACE, "thread-1:doc", &owner_scope());
     let memo_of = |cp: &crate::store::CheckpointText| {
         cp.memo
