@@ -120,23 +120,33 @@ struct State {
     /// Save order: sequence number → id, for eviction.
     saved: BTreeMap<u64, Position>,
     next_seq: u64,
-    /// The memos of the most recent saves that came with one, oldest first: at most
-    /// [`MEMOS_KEPT`] are kept (an entry holds only a [`WeakMemo`] of its own).
-    memos: VecDeque<ValueMemo>,
+    /// The memos of the most recent saves that came with one, oldest first, with the
+    /// length of the value text each stands for: at most [`MEMOS_KEPT`] of them, standing
+    /// for at most [`MEMO_TEXT_BYTES_KEPT`] (an entry holds only a [`WeakMemo`] of its own).
+    memos: VecDeque<(ValueMemo, usize)>,
+    memo_text_bytes: usize,
 }
 
-/// How many of the most recent saves keep their saver's memo ([`super::ValueMemo`]): an
-/// artifact record's memo costs about 1.5 KB beside its text, so memos are bounded apart
-/// from `maxRecords` (at most ~6 MB); the entry of a dropped memo keeps 32 bytes of it
-/// (a weak reference) and is read from its text, as it would be without a memo.
+/// How many of the most recent saves keep their saver's memo ([`super::ValueMemo`]). A
+/// memo is the saver's parsed form of the value (an artifact record's: about 1.5 KB for a
+/// 0.5 KB text), so memos are bounded apart from `maxRecords`, by count and by the text
+/// they stand for; the entry of a dropped memo keeps 32 bytes of it (a weak reference) and
+/// is read from its text, as it would be without a memo.
 pub const MEMOS_KEPT: usize = 4096;
+/// The most value text the kept memos stand for, in bytes.
+pub const MEMO_TEXT_BYTES_KEPT: usize = 4 << 20;
 
 impl State {
-    /// Keep `memo` as the most recent; past [`MEMOS_KEPT`] the oldest kept is dropped.
-    fn keep_memo(&mut self, memo: ValueMemo) {
-        self.memos.push_back(memo);
-        if self.memos.len() > MEMOS_KEPT {
-            self.memos.pop_front();
+    /// Keep `memo` (of a `text_bytes` long value text) as the most recent; past either
+    /// bound the oldest kept are dropped.
+    fn keep_memo(&mut self, memo: ValueMemo, text_bytes: usize) {
+        self.memos.push_back((memo, text_bytes));
+        self.memo_text_bytes += text_bytes;
+        while self.memos.len() > MEMOS_KEPT || self.memo_text_bytes > MEMO_TEXT_BYTES_KEPT {
+            let Some((_, bytes)) = self.memos.pop_front() else {
+                break;
+            };
+            self.memo_text_bytes -= bytes;
         }
     }
 }
@@ -312,7 +322,7 @@ impl MemoryStore {
             st.saved.insert(seq, id);
             st.next_seq = seq.wrapping_add(1);
             if let Some(memo) = memo {
-                st.keep_memo(memo);
+                st.keep_memo(memo, bytes);
             }
             return Ok(Ok(out));
         }
@@ -329,7 +339,7 @@ impl MemoryStore {
             .insert(id, Entry::new(seq, cp, text, memo.as_ref()));
         st.next_seq = seq.wrapping_add(1);
         if let Some(memo) = memo {
-            st.keep_memo(memo);
+            st.keep_memo(memo, bytes);
         }
         while st.by_id.len() > self.limits.max_records {
             let Some((_, oldest)) = st.saved.pop_first() else {
@@ -608,6 +618,40 @@ mod tests {
         assert_eq!(memo_of(load("k5".into()).await), None);
         assert_eq!(memo_of(load("k6".into()).await), None);
         assert!(store.lock().memos.len() <= MEMOS_KEPT);
+
+        // Bounded by the text the memos stand for too: a memo past it is not kept, and
+        // newer memos push the oldest out.
+        let store = MemoryStore::new(MemoryLimits::resolve(None, Some(8 << 20), None).unwrap());
+        let big = |n: usize| format!("\"{}\"", "x".repeat(n));
+        // Texts of 12 bytes, 2.5 MiB and 1.5 MiB: the last two are exactly the bound.
+        for (k, n) in [("small", 10), ("a", (5 << 19) - 2), ("b", (3 << 19) - 2)] {
+            store
+                .save_text(with_memo(k, 1), Some(big(n)))
+                .await
+                .unwrap();
+        }
+        let memo_at = |k: &'static str| {
+            let store = &store;
+            let o = o.clone();
+            async move { memo_of(store.load_text(&key("n", k, &o)).await.unwrap().unwrap()) }
+        };
+        assert!(
+            memo_at("small").await.is_none(),
+            "pushed out by the text after it"
+        );
+        assert_eq!(memo_at("a").await, Some("a@1".into()));
+        assert_eq!(memo_at("b").await, Some("b@1".into()));
+        store
+            .save_text(with_memo("huge", 1), Some(big(5 << 20)))
+            .await
+            .unwrap();
+        assert!(
+            memo_at("huge").await.is_none(),
+            "larger than the bound alone"
+        );
+        assert!(memo_at("a").await.is_none() && memo_at("b").await.is_none());
+        let st = store.lock();
+        assert!(st.memos.is_empty() && st.memo_text_bytes == 0);
     }
 
     #[tokio::test]
