@@ -101,7 +101,8 @@ pub trait CheckpointStore: Send + Sync {
     /// What a [`Self::save_text`] caller hands beside a value text: the value (the
     /// default), or only its own parsed form as a [`model::ValueMemo`] (the memory
     /// store: it keeps the text, reads the value back from it when a [`Checkpoint`] is
-    /// asked for, and answers the memo with each load of that text, issue 13).
+    /// asked for, and answers the memo with loads of that text while it keeps the memo,
+    /// for its most recent saves, issue 13).
     fn beside_text(&self) -> BesideText {
         BesideText::Value
     }
