@@ -19,7 +19,7 @@ pub fn parse(text: &str, err: fn(String) -> PrismError) -> Result<Value> {
 /// Append `s` as serde_json writes a JSON string (it escapes only `"`, `\\` and control
 /// characters), for texts written member by member (issue 13).
 pub fn push_json_str(out: &mut String, s: &str) {
-    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+    if !needs_escape(s.as_bytes()) {
         out.push('"');
         out.push_str(s);
         out.push('"');
@@ -29,10 +29,40 @@ pub fn push_json_str(out: &mut String, s: &str) {
     }
 }
 
+/// Whether JSON escapes any byte of `s` (`"`, `\\` or a control character), checked
+/// eight bytes at a time: the record texts of every service call pass here (issue 13).
+fn needs_escape(s: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    // A byte of `x` is zero → its high bit is set in the result (exact when no byte
+    // above it borrowed, which only a zero byte does; a false positive can only follow a
+    // true one, and any hit is answered by the slow path, which escapes exactly).
+    let zero_byte = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+    let mut chunks = s.chunks_exact(8);
+    for chunk in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let x = u64::from_le_bytes(word);
+        // Bytes below 0x20: x - 0x20 borrows into the high bit where the byte is < 0x20
+        // (and the byte itself has no high bit).
+        let control = x.wrapping_sub(ONES * 0x20) & !x & HIGHS;
+        if control
+            | zero_byte(x ^ (ONES * u64::from(b'"')))
+            | zero_byte(x ^ (ONES * u64::from(b'\\')))
+            != 0
+        {
+            return true;
+        }
+    }
+    chunks
+        .remainder()
+        .iter()
+        .any(|&b| b < 0x20 || b == b'"' || b == b'\\')
+}
+
 /// Append `n` as serde_json writes it.
 pub fn push_json_u64(out: &mut String, n: u64) {
-    use std::fmt::Write;
-    let _ = write!(out, "{n}");
+    out.push_str(itoa::Buffer::new().format(n));
 }
 
 /// Append `,"name":"value"` when `value` is present (a member serde leaves out when absent).
@@ -237,6 +267,31 @@ mod tests {
 
     fn e(m: String) -> PrismError {
         PrismError::type_error(m)
+    }
+
+    proptest::proptest! {
+        /// The word-at-a-time check agrees with the byte-by-byte rule at every length,
+        /// position and byte (each of `"`, `\\` and 0x00-0x1f alone in clean text, and
+        /// arbitrary text), so `push_json_str` writes exactly what serde writes.
+        #[test]
+        fn needs_escape_is_the_byte_rule(
+            clean in proptest::collection::vec(0x20u8..=0xff, 0..40),
+            at in 0usize..40,
+            bad in proptest::sample::select((0u8..0x20).chain([b'"', b'\\']).collect::<Vec<_>>()),
+            any in proptest::collection::vec(proptest::num::u8::ANY, 0..40),
+        ) {
+            let rule = |s: &[u8]| s.iter().any(|&b| b < 0x20 || b == b'"' || b == b'\\');
+            let clean: Vec<u8> = clean.into_iter().filter(|&b| b != b'"' && b != b'\\').collect();
+            proptest::prop_assert!(!needs_escape(&clean));
+            let mut with_bad = clean.clone();
+            with_bad.insert(at.min(clean.len()), bad);
+            proptest::prop_assert!(needs_escape(&with_bad));
+            proptest::prop_assert_eq!(needs_escape(&any), rule(&any));
+            let text = String::from_utf8_lossy(&any).into_owned();
+            let mut out = String::new();
+            push_json_str(&mut out, &text);
+            proptest::prop_assert_eq!(out, serde_json::to_string(&text).unwrap());
+        }
     }
 
     #[test]

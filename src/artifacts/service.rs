@@ -28,6 +28,7 @@ use std::sync::Arc;
 mod context;
 mod records;
 pub use context::{AbortFlag, ServiceConfig, OPERATIONS};
+use records::Use;
 
 /// A result and, for attach/revise/approve/reject, the audit event (`onDecision`): what
 /// [`ArtifactService::call`] answers (the tests' entry; the binding uses `call_json`).
@@ -559,7 +560,7 @@ impl ArtifactService {
         let mime = input::bounded(&f, "mime", l.mime_bytes, R::MimeTooLarge, false)?;
         // Validate the whole revision before any store call (the MIME is filled in below).
         let mut revision = self.revision_from(&f, 0, String::new(), &ctx)?;
-        let (version, mut rec) = self.load_required(&f, &ctx, abort).await?;
+        let (version, mut rec) = self.load_required(&f, &ctx, Use::Replace, abort).await?;
         if rec.revisions.len() as u64 >= l.revisions_per_artifact {
             return Err(err(
                 R::TooManyRevisions,
@@ -603,7 +604,7 @@ impl ArtifactService {
                 "compare takes two distinct revisions (from != to)".into(),
             ));
         }
-        let (_, rec) = self.load_required(&f, &ctx, abort).await?;
+        let (_, rec) = self.load_required(&f, &ctx, Use::Read, abort).await?;
         let missing = |n: u64| err(R::NotFound, format!("revision {n} not found"));
         let a = rec.revision(from).ok_or_else(|| missing(from))?;
         let b = rec.revision(to).ok_or_else(|| missing(to))?;
@@ -637,7 +638,7 @@ impl ArtifactService {
             .ok_or_else(|| {
                 invalid("a decision needs a verified identity or an explicit reviewer".into())
             })?;
-        let (cp_version, mut rec) = self.load_required(&f, &ctx, abort).await?;
+        let (cp_version, mut rec) = self.load_required(&f, &ctx, Use::Replace, abort).await?;
         let rev = rec
             .revision(version)
             .ok_or_else(|| err(R::NotFound, format!("revision {version} not found")))?;
@@ -687,7 +688,7 @@ impl ArtifactService {
     async fn last_validated(&self, v: &Value, abort: &AbortFlag) -> Result<Answer> {
         let f = fields(v, &[&["artifactId"]])?;
         let ctx = self.ctx(&f)?;
-        let (_, rec) = self.load_required(&f, &ctx, abort).await?;
+        let (_, rec) = self.load_required(&f, &ctx, Use::Read, abort).await?;
         let Some(n) = rec.last_validated_version else {
             return Err(err(
                 R::NotValidated,
@@ -723,7 +724,7 @@ impl ArtifactService {
         let ctx = self.ctx(&f)?;
         let version = input::version(&f, "version", false)?;
         let ttl = self.ttl(&f)?;
-        let (_, rec) = self.load_required(&f, &ctx, abort).await?;
+        let (_, rec) = self.load_required(&f, &ctx, Use::Read, abort).await?;
         let version = version
             .or(rec.last_validated_version)
             .unwrap_or(rec.latest_version);

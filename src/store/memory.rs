@@ -465,6 +465,15 @@ impl CheckpointStore for MemoryStore {
         Box::pin(async move { r })
     }
 
+    fn write_text(
+        &self,
+        req: SaveCheckpoint,
+        value_text: Option<String>,
+    ) -> BoxFuture<'_, Result<()>> {
+        let r = self.save_sync(req, value_text, |_, _| ());
+        Box::pin(async move { r })
+    }
+
     /// Only the text is kept (`Entry::checkpoint`), with the saver's memo of it.
     fn beside_text(&self) -> BesideText {
         BesideText::Memo
@@ -579,7 +588,7 @@ mod tests {
             req.memo = Some(crate::store::ValueMemo::new(format!("{k}@{version}")));
             req
         };
-        let memo_of = |cp: CheckpointText| cp.memo.and_then(|m| m.get::<String>().cloned());
+        let memo_of = |cp: CheckpointText| cp.memo.and_then(|m| m.cloned::<String>());
         let total = MEMOS_KEPT + 3;
         for i in 0..total {
             let k = format!("k{i}");

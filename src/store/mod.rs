@@ -98,6 +98,18 @@ pub trait CheckpointStore: Send + Sync {
         })
     }
 
+    /// [`Self::save_text`] for a caller that needs no answer (the artifact service): a
+    /// store that builds its answer apart from the write (the memory store copies its
+    /// entry) skips it.
+    fn write_text(
+        &self,
+        req: SaveCheckpoint,
+        value_text: Option<String>,
+    ) -> BoxFuture<'_, crate::error::Result<()>> {
+        let saved = self.save_text(req, value_text);
+        Box::pin(async move { saved.await.map(drop) })
+    }
+
     /// What a [`Self::save_text`] caller hands beside a value text: the value (the
     /// default), or only its own parsed form as a [`model::ValueMemo`] (the memory
     /// store: it keeps the text, reads the value back from it when a [`Checkpoint`] is

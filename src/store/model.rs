@@ -158,17 +158,34 @@ pub struct CheckpointText {
 /// [`super::BesideText::Memo`]), which keeps it with the text and answers it with every
 /// load of that text, so the saver need not parse its own text back (issue 13: the
 /// artifact service's record). A store never reads it; any other write of the key drops it.
+/// A loader about to replace the value may take it ([`Self::take`]): later loads of the
+/// same text then read the text, as they would without a memo.
 #[derive(Clone)]
-pub struct ValueMemo(Arc<Box<dyn std::any::Any + Send + Sync>>);
+pub struct ValueMemo(Arc<MemoCell>);
+
+type MemoCell = std::sync::Mutex<Option<Box<dyn std::any::Any + Send + Sync>>>;
 
 impl ValueMemo {
     pub fn new<T: std::any::Any + Send + Sync>(value: T) -> Self {
-        Self(Arc::new(Box::new(value)))
+        Self(Arc::new(std::sync::Mutex::new(Some(Box::new(value)))))
     }
 
-    /// The memo, when it is a `T`.
-    pub fn get<T: std::any::Any>(&self) -> Option<&T> {
-        (**self.0).downcast_ref()
+    /// A copy of the memo, when it is a `T` and was not taken.
+    pub fn cloned<T: std::any::Any + Clone>(&self) -> Option<T> {
+        crate::util::sync::lock(&self.0)
+            .as_ref()
+            .and_then(|v| v.downcast_ref::<T>())
+            .cloned()
+    }
+
+    /// The memo itself, when it is a `T` and was not taken: for a loader that replaces
+    /// the value (the copy would be dropped with the old text anyway).
+    pub fn take<T: std::any::Any>(&self) -> Option<T> {
+        let mut slot = crate::util::sync::lock(&self.0);
+        if !slot.as_ref().is_some_and(|v| v.is::<T>()) {
+            return None;
+        }
+        slot.take().and_then(|v| v.downcast::<T>().ok()).map(|v| *v)
     }
 
     /// A reference that does not keep the memo (only a pointer-sized cell of it).
@@ -180,7 +197,7 @@ impl ValueMemo {
 /// A [`ValueMemo`] held without keeping it: the memory store keeps the memos of its most
 /// recent saves and only this of the others.
 #[derive(Clone)]
-pub struct WeakMemo(std::sync::Weak<Box<dyn std::any::Any + Send + Sync>>);
+pub struct WeakMemo(std::sync::Weak<MemoCell>);
 
 impl WeakMemo {
     /// The memo, while something still keeps it.

@@ -12,6 +12,14 @@ use crate::store::{
     SaveCheckpoint, ValueMemo,
 };
 
+/// What a loader does with the record it loads.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Use {
+    Read,
+    /// Saves a changed record over it (revise, approve, reject).
+    Replace,
+}
+
 impl ArtifactService {
     pub(super) fn key(
         &self,
@@ -35,12 +43,25 @@ impl ArtifactService {
         owner: &Ownership,
         abort: &AbortFlag,
     ) -> Result<Option<(u64, Record)>> {
+        self.load_for(thread, artifact, owner, Use::Read, abort)
+            .await
+    }
+
+    /// [`Self::load`] by a caller that reads (`Use::Read`) or replaces the record.
+    async fn load_for(
+        &self,
+        thread: &str,
+        artifact: &str,
+        owner: &Ownership,
+        then: Use,
+        abort: &AbortFlag,
+    ) -> Result<Option<(u64, Record)>> {
         let Some(cp) = self.load_checkpoint(thread, artifact, owner, abort).await? else {
             return Ok(None);
         };
         let version = cp.version;
         Ok(self
-            .record_named(&cp, thread, artifact, owner)?
+            .record_named(&cp, thread, artifact, owner, then)?
             .map(|rec| (version, rec)))
     }
 
@@ -62,7 +83,7 @@ impl ArtifactService {
             return Ok(Some(cp.value_text().to_string()));
         }
         Ok(self
-            .record_named(&cp, thread, artifact, owner)?
+            .record_named(&cp, thread, artifact, owner, Use::Read)?
             .map(|rec| rec.to_text()))
     }
 
@@ -73,9 +94,10 @@ impl ArtifactService {
         thread: &str,
         artifact: &str,
         owner: &Ownership,
+        then: Use,
     ) -> Result<Option<Record>> {
         Ok(self
-            .record_of_text(cp, owner)?
+            .record_of_text(cp, owner, then)?
             .filter(|rec| rec.thread_id == thread && rec.id == artifact))
     }
 
@@ -111,20 +133,24 @@ impl ArtifactService {
 
     /// [`Self::record_of`] of a checkpoint read as text. A text the store answers with
     /// this service's memo of it (the memory store) is not parsed again: the memo is the
-    /// record that text was written from (`save_request`).
+    /// record that text was written from (`save_request`). A caller that replaces the
+    /// record takes the memo instead of copying it (`Use::Replace`); should its save not
+    /// happen, the next load reads the text.
     pub(super) fn record_of_text(
         &self,
         cp: &CheckpointText,
         owner: &Ownership,
+        then: Use,
     ) -> Result<Option<Record>> {
         if cp.owner != *owner {
             return Ok(None);
         }
-        let memo = cp.memo.as_ref().and_then(|m| m.get::<Record>());
-        let rec = match memo {
-            Some(rec) if cp.value_as_given => Ok(rec.clone()),
-            _ => Record::from_stored_text(cp.value_text()),
+        let memo = match (&cp.memo, then) {
+            (Some(m), Use::Read) if cp.value_as_given => m.cloned::<Record>(),
+            (Some(m), Use::Replace) if cp.value_as_given => m.take::<Record>(),
+            _ => None,
         };
+        let rec = memo.map_or_else(|| Record::from_stored_text(cp.value_text()), Ok);
         Self::mine(rec, &cp.key, owner)
     }
 
@@ -140,15 +166,18 @@ impl ArtifactService {
         Ok(mine.then_some(rec))
     }
 
+    /// The record `threadId`/`artifactId` name, for a caller that reads it (`Use::Read`)
+    /// or replaces it; `not_found` when [`Self::load`] finds none.
     pub(super) async fn load_required(
         &self,
         f: &Fields<'_>,
         ctx: &Ctx,
+        then: Use,
         abort: &AbortFlag,
     ) -> Result<(u64, Record)> {
         let thread = input::id(f, "threadId", &self.redactor)?;
         let artifact = input::id(f, "artifactId", &self.redactor)?;
-        self.load(&thread, &artifact, &ctx.owner, abort)
+        self.load_for(&thread, &artifact, &ctx.owner, then, abort)
             .await?
             .ok_or_else(|| not_found(&thread, &artifact))
     }
@@ -162,10 +191,10 @@ impl ArtifactService {
         owner: &Ownership,
         expected: u64,
         abort: &AbortFlag,
-    ) -> Result<CheckpointText> {
+    ) -> Result<()> {
         abort.check()?;
         self.store
-            .save_text(
+            .write_text(
                 self.save_request(rec, owner, expected, abort),
                 Some(text.to_string()),
             )

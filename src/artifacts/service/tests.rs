@@ -1366,8 +1366,7 @@ async fn the_memory_store_memo_is_the_record_its_text_reads_as_and_no_other_writ
     let memo_of = |cp: &crate::store::CheckpointText| {
         cp.memo
             .as_ref()
-            .and_then(|m| m.get::<Record>())
-            .cloned()
+            .and_then(|m| m.cloned::<Record>())
             .expect("a memo of the service's record")
     };
     let at = json!({ "ownership": owner(), "threadId": "thread-1", "artifactId": "doc" });
@@ -1456,6 +1455,95 @@ async fn the_memory_store_memo_is_the_record_its_text_reads_as_and_no_other_writ
     assert_eq!(decided["state"], "rejected");
     let cp = store.load_text(&key).await.unwrap().unwrap();
     assert_eq!(memo_of(&cp).title.as_deref(), Some("edited by the host"));
+}
+
+/// A revise or decision takes the memo of the record it replaces instead of copying it
+/// (issue 13); reads copy it. A replacement refused after its load leaves the memo taken:
+/// the next load reads the stored text, and answers the same record.
+#[tokio::test]
+async fn replacing_calls_take_the_memo_reads_copy_it_and_a_refused_one_reads_the_text_next() {
+    let (store, svc) = over_memory_store(false);
+    let key = CheckpointKey::new(NAMESPACE, "thread-1:doc", &owner_scope());
+    let memo =
+        |cp: &crate::store::CheckpointText| cp.memo.as_ref().and_then(|m| m.cloned::<Record>());
+    let at = |extra: Value| {
+        let mut v = json!({ "ownership": owner(), "threadId": "thread-1", "artifactId": "doc" });
+        v.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        v
+    };
+    attach(&svc, "doc").await;
+    let cp = store.load_text(&key).await.unwrap().unwrap();
+    let attached = memo(&cp).expect("the attach's memo");
+
+    // Reads leave it.
+    run(&svc, "get", at(json!({}))).await.unwrap();
+    run(&svc, "deliveryLink", at(json!({ "version": 1 })))
+        .await
+        .unwrap();
+    let cp = store.load_text(&key).await.unwrap().unwrap();
+    assert_eq!(memo(&cp).as_ref(), Some(&attached), "reads copy the memo");
+
+    // A decision on a revision the record lacks: refused after the load took the memo.
+    let refused = run(
+        &svc,
+        "approve",
+        at(json!({ "version": 9, "reviewer": "user:r" })),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(refused.reason(), Some("not_found"));
+    let cp = store.load_text(&key).await.unwrap().unwrap();
+    assert!(
+        cp.memo.is_some() && memo(&cp).is_none(),
+        "taken, not copied"
+    );
+    assert_eq!(cp.version, 1, "nothing saved");
+
+    // The next loads read the text: the same record.
+    let got = run(&svc, "get", at(json!({}))).await.unwrap();
+    assert_eq!(got, serde_json::to_value(&attached).unwrap());
+    let approved = run(
+        &svc,
+        "approve",
+        at(json!({ "version": 1, "reviewer": "user:r" })),
+    )
+    .await
+    .unwrap();
+    assert_eq!(approved["state"], "approved");
+    assert_eq!(approved["approvals"][0]["reviewer"], "user:r");
+    let cp = store.load_text(&key).await.unwrap().unwrap();
+    let now = memo(&cp).expect("the approval's own memo");
+    assert_eq!(now, Record::from_stored_text(cp.value_text()).unwrap());
+    assert_eq!(serde_json::to_value(&now).unwrap(), approved);
+
+    // A revise takes the approval's memo; its save leaves a memo of its own record.
+    let revised = run(
+        &svc,
+        "revise",
+        at(json!({ "uri": "https://x/2", "hash": "sha256:2" })),
+    )
+    .await
+    .unwrap();
+    let cp = store.load_text(&key).await.unwrap().unwrap();
+    assert_eq!(
+        serde_json::to_value(memo(&cp).expect("the revision's memo")).unwrap(),
+        revised
+    );
+    assert_eq!(revised["approvals"], approved["approvals"]);
+}
+
+/// A memo is taken once, only as its own type; a copy is no longer answered after.
+#[test]
+fn a_memo_is_taken_once_and_only_as_its_type() {
+    let memo = ValueMemo::new(String::from("record"));
+    let kept = memo.clone();
+    assert_eq!(memo.take::<u64>(), None, "another type leaves it");
+    assert_eq!(kept.cloned::<String>().as_deref(), Some("record"));
+    assert_eq!(memo.take::<String>().as_deref(), Some("record"));
+    assert_eq!(kept.take::<String>(), None, "the clone shares the cell");
+    assert_eq!(kept.cloned::<String>(), None);
 }
 
 /// The memory store with every call it answers counted by name (`create_capped`
