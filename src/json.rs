@@ -119,6 +119,9 @@ pub fn type_name(v: &Value) -> &'static str {
     }
 }
 
+/// Objects up to this many members are searched member by member ([`Fields::get`]).
+const SCANNED_MEMBERS: usize = 12;
+
 /// Reads typed fields from one JSON object, naming the field path in every error.
 pub struct Fields<'a> {
     obj: &'a Map<String, Value>,
@@ -152,6 +155,11 @@ impl<'a> Fields<'a> {
 
     /// The raw value, `None` when absent or `undefined` (JSON drops undefined).
     pub fn get(&self, name: &str) -> Option<&'a Value> {
+        // A request holds a handful of members: comparing names costs less than hashing
+        // one (SipHash), which was a tenth of a memory-store call's input reading (issue 13).
+        if self.obj.len() <= SCANNED_MEMBERS {
+            return self.obj.iter().find(|(k, _)| *k == name).map(|(_, v)| v);
+        }
         self.obj.get(name)
     }
 
@@ -160,7 +168,7 @@ impl<'a> Fields<'a> {
     }
 
     pub fn opt_str(&self, name: &str) -> Result<Option<&'a str>> {
-        match self.obj.get(name) {
+        match self.get(name) {
             None => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.as_str())),
             Some(other) => {
@@ -185,7 +193,7 @@ impl<'a> Fields<'a> {
 
     /// An optional non-negative integer (JSON number with no fraction, within `u64`).
     pub fn opt_u64(&self, name: &str) -> Result<Option<u64>> {
-        match self.obj.get(name) {
+        match self.get(name) {
             None => Ok(None),
             Some(v) => as_u64(v)
                 .map(Some)
@@ -199,7 +207,7 @@ impl<'a> Fields<'a> {
     }
 
     pub fn opt_bool(&self, name: &str) -> Result<Option<bool>> {
-        match self.obj.get(name) {
+        match self.get(name) {
             None => Ok(None),
             Some(Value::Bool(b)) => Ok(Some(*b)),
             Some(other) => Err(self.fail(
@@ -210,7 +218,7 @@ impl<'a> Fields<'a> {
     }
 
     pub fn opt_array(&self, name: &str) -> Result<Option<&'a Vec<Value>>> {
-        match self.obj.get(name) {
+        match self.get(name) {
             None => Ok(None),
             Some(Value::Array(a)) => Ok(Some(a)),
             Some(other) => {
@@ -220,7 +228,7 @@ impl<'a> Fields<'a> {
     }
 
     pub fn opt_object(&self, name: &str) -> Result<Option<Fields<'a>>> {
-        match self.obj.get(name) {
+        match self.get(name) {
             None => Ok(None),
             Some(v) => Fields::new(v, &self.path(name), self.err).map(Some),
         }

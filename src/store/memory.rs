@@ -10,6 +10,7 @@ use super::model::{
 use super::{BesideText, BoxFuture, CheckpointStore};
 use crate::error::{PrismError, Result};
 use crate::util::caps::{self, Cap};
+use crate::util::drop_later::DropLater;
 use crate::util::time::now_iso;
 use serde_json::Value;
 use std::collections::{BTreeMap, VecDeque};
@@ -125,6 +126,9 @@ struct State {
     /// for at most [`MEMO_TEXT_BYTES_KEPT`] (an entry holds only a [`WeakMemo`] of its own).
     memos: VecDeque<(ValueMemo, usize)>,
     memo_text_bytes: usize,
+    /// What the memos no longer kept held (emptied: no load answers them), dropped off
+    /// the calling thread (their memory is cold).
+    dropped_memos: DropLater<Box<dyn std::any::Any + Send + Sync>>,
 }
 
 /// How many of the most recent saves keep their saver's memo ([`super::ValueMemo`]). A
@@ -143,10 +147,13 @@ impl State {
         self.memos.push_back((memo, text_bytes));
         self.memo_text_bytes += text_bytes;
         while self.memos.len() > MEMOS_KEPT || self.memo_text_bytes > MEMO_TEXT_BYTES_KEPT {
-            let Some((_, bytes)) = self.memos.pop_front() else {
+            let Some((memo, bytes)) = self.memos.pop_front() else {
                 break;
             };
             self.memo_text_bytes -= bytes;
+            if let Some(value) = memo.empty() {
+                self.dropped_memos.push(value);
+            }
         }
     }
 }

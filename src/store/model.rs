@@ -188,6 +188,12 @@ impl ValueMemo {
         slot.take().and_then(|v| v.downcast::<T>().ok()).map(|v| *v)
     }
 
+    /// Empty the memo (nobody is answered it after), handing back what it held for the
+    /// caller to drop where it likes.
+    pub fn empty(&self) -> Option<Box<dyn std::any::Any + Send + Sync>> {
+        crate::util::sync::lock(&self.0).take()
+    }
+
     /// A reference that does not keep the memo (only a pointer-sized cell of it).
     pub fn downgrade(&self) -> WeakMemo {
         WeakMemo(Arc::downgrade(&self.0))

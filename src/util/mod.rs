@@ -1,7 +1,9 @@
 //! Helpers every area shares, written once: time stamps, URIs and percent-decoding,
-//! poison-tolerant locks, and the one rule for configurable caps.
+//! poison-tolerant locks, the one rule for configurable caps, and dropping cold values
+//! off the calling thread.
 
 pub mod caps;
+pub mod drop_later;
 pub mod sync;
 pub mod time;
 pub mod uri;

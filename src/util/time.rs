@@ -48,7 +48,26 @@ pub fn now_iso() -> String {
 /// digit: every service call stamps one or more (issue 13; `format!` cost ~4k
 /// instructions a stamp).
 pub fn format_iso(ms: i64) -> String {
+    // Calls microseconds apart stamp the same millisecond: the last one's text is kept
+    // per thread (a decision stamps two: the record's and the store's).
+    thread_local! {
+        static LAST: std::cell::Cell<(i64, [u8; 24])> = const { std::cell::Cell::new((i64::MIN, [0; 24])) };
+    }
     let ms = ms.clamp(-62_167_219_200_000, MAX_MS);
+    let (last_ms, last) = LAST.get();
+    let out = if last_ms == ms {
+        last
+    } else {
+        let out = iso_bytes(ms);
+        LAST.set((ms, out));
+        out
+    };
+    // Only ASCII digits and separators were written.
+    String::from_utf8(out.to_vec()).unwrap_or_default()
+}
+
+/// [`format_iso`] of a clamped `ms`, as bytes.
+fn iso_bytes(ms: i64) -> [u8; 24] {
     let days = ms.div_euclid(86_400_000);
     let rem = ms.rem_euclid(86_400_000);
     let (y, m, d) = civil_from_days(days);
@@ -80,8 +99,7 @@ pub fn format_iso(ms: i64) -> String {
     ] {
         out[at] = sep;
     }
-    // Only ASCII digits and separators were written.
-    String::from_utf8(out.to_vec()).unwrap_or_default()
+    out
 }
 
 fn digits(s: &[u8], from: usize, n: usize) -> Option<i64> {
@@ -213,6 +231,18 @@ mod tests {
         }
         for ms in [-1i64, 1, 86_399_999, 951_782_400_000, 4_102_444_800_123] {
             assert_eq!(parse_iso(&format_iso(ms)), Some(ms));
+        }
+        // The kept last stamp: the same instant again, another, then the first again
+        // (and the clamp applies before the comparison).
+        for (ms, text) in [
+            (1, "1970-01-01T00:00:00.001Z"),
+            (1, "1970-01-01T00:00:00.001Z"),
+            (2, "1970-01-01T00:00:00.002Z"),
+            (1, "1970-01-01T00:00:00.001Z"),
+            (i64::MAX, "9999-12-31T23:59:59.999Z"),
+            (MAX_MS, "9999-12-31T23:59:59.999Z"),
+        ] {
+            assert_eq!(format_iso(ms), text, "{ms}");
         }
     }
 
