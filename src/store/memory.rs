@@ -172,6 +172,51 @@ fn id_of(namespace: &str, key: &str, owner_key: String) -> Position {
     }
 }
 
+/// A [`Position`]'s three parts, so a lookup can name one by borrowed strings (a
+/// memory-store call otherwise copied the namespace and key into a `Position` for each
+/// search; issue 13). Ordered as `Position` is: by namespace, key, then owner key.
+trait PositionParts {
+    fn parts(&self) -> (&str, &str, &str);
+}
+
+impl PositionParts for Position {
+    fn parts(&self) -> (&str, &str, &str) {
+        (&self.namespace, &self.key, &self.owner_key)
+    }
+}
+
+impl PositionParts for (&str, &str, &str) {
+    fn parts(&self) -> (&str, &str, &str) {
+        *self
+    }
+}
+
+impl<'a> std::borrow::Borrow<dyn PositionParts + 'a> for Position {
+    fn borrow(&self) -> &(dyn PositionParts + 'a) {
+        self
+    }
+}
+
+impl PartialEq for dyn PositionParts + '_ {
+    fn eq(&self, other: &Self) -> bool {
+        self.parts() == other.parts()
+    }
+}
+
+impl Eq for dyn PositionParts + '_ {}
+
+impl PartialOrd for dyn PositionParts + '_ {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for dyn PositionParts + '_ {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.parts().cmp(&other.parts())
+    }
+}
+
 /// The checkpoint `req` writes over `existing`, its text, and the saver's memo of that
 /// text. A value text handed as given is kept once, as the text (`Entry::checkpoint`
 /// reads the value back), and only such a text keeps a memo.
@@ -316,17 +361,21 @@ impl MemoryStore {
             return Err(value_too_large(bytes, self.limits.max_value_bytes));
         }
         let now = now_iso();
-        let id = id_of(&req.namespace, &req.key, req.owner.owner_key());
+        let owner_key = req.owner.owner_key();
         let mut guard = self.lock();
         let st = &mut *guard;
         let seq = st.next_seq;
-        if let Some(entry) = st.by_id.get_mut(&id) {
-            // An update: replaced in place (one search), moved to the end of the save order.
+        let found = (req.namespace.as_str(), req.key.as_str(), owner_key.as_str());
+        if let Some(entry) = st.by_id.get_mut(&found as &dyn PositionParts) {
+            // An update: replaced in place (one search), moved to the end of the save
+            // order under its own position (no copy of it is made; every entry has one).
             let (cp, text, memo) = written(req, Some(&entry.cp), &now, &value_text, as_given)?;
             let out = answer(&cp, &text);
-            st.saved.remove(&entry.seq);
+            let id = st.saved.remove(&entry.seq);
             *entry = Entry::new(seq, cp, text, memo.as_ref());
-            st.saved.insert(seq, id);
+            if let Some(id) = id {
+                st.saved.insert(seq, id);
+            }
             st.next_seq = seq.wrapping_add(1);
             if let Some(memo) = memo {
                 st.keep_memo(memo, bytes);
@@ -339,6 +388,7 @@ impl MemoryStore {
                 return Ok(Err(n));
             }
         }
+        let id = id_of(&req.namespace, &req.key, owner_key);
         let (cp, text, memo) = written(req, None, &now, &value_text, as_given)?;
         let out = answer(&cp, &text);
         st.saved.insert(seq, id.clone());
@@ -364,8 +414,9 @@ impl MemoryStore {
         read: impl FnOnce(&Entry) -> T,
     ) -> Result<Option<T>> {
         key.validate()?;
-        let id = id_of(&key.namespace, &key.key, key.owner.owner_key());
-        Ok(self.lock().by_id.get(&id).map(read))
+        let owner_key = key.owner.owner_key();
+        let id = (key.namespace.as_str(), key.key.as_str(), owner_key.as_str());
+        Ok(self.lock().by_id.get(&id as &dyn PositionParts).map(read))
     }
 
     /// What listing `q` in pages of its clamped limit counts by the first page that
@@ -540,7 +591,7 @@ impl CheckpointStore for MemoryStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::conformance::{key, save};
+    use crate::store::conformance::{cas, key, owner, save};
     use crate::store::Ownership;
     use serde_json::json;
 
@@ -548,6 +599,67 @@ mod tests {
     async fn conformance() {
         let store = MemoryStore::new(MemoryLimits::default());
         crate::store::conformance::run(&store).await;
+    }
+
+    /// Loads and in-place updates find their record by borrowed parts in a tree many
+    /// levels deep, where namespaces, keys and owners each decide an order (issue 13);
+    /// an update keeps the record count and moves the record to the end of the save order.
+    #[tokio::test]
+    async fn records_are_found_by_borrowed_parts_in_a_deep_tree() {
+        let store = MemoryStore::new(MemoryLimits::resolve(Some(3000), None, None).unwrap());
+        let owners = [owner("t1"), owner("t2"), Ownership::default()];
+        let name = |i: usize| (format!("ns{}", i % 3), format!("k{:03}", (i * 37) % 1000));
+        for i in 0..1000 {
+            let (ns, k) = name(i);
+            let o = &owners[i % 3];
+            store.save(save(&ns, &k, o, 1, json!(i))).await.unwrap();
+        }
+        assert_eq!(store.len(), 1000);
+        for i in 0..1000 {
+            let (ns, k) = name(i);
+            let o = &owners[i % 3];
+            let cp = store.load(&key(&ns, &k, o)).await.unwrap().expect("found");
+            assert_eq!(cp.value, json!(i));
+            // Another owner's scope under the same namespace and key holds nothing.
+            let other = &owners[(i + 1) % 3];
+            assert!(store.load(&key(&ns, &k, other)).await.unwrap().is_none());
+        }
+        // Updates in place: same count; the first record saved again is evicted last.
+        let (ns0, k0) = name(0);
+        store
+            .save(cas(&ns0, &k0, &owners[0], 1, json!("again")))
+            .await
+            .unwrap();
+        assert_eq!(store.len(), 1000);
+        let small = MemoryStore::new(MemoryLimits::resolve(Some(3), None, None).unwrap());
+        for k in ["a", "b", "c"] {
+            small
+                .save(save("n", k, &owners[0], 1, json!(k)))
+                .await
+                .unwrap();
+        }
+        small
+            .save(cas("n", "a", &owners[0], 1, json!("a2")))
+            .await
+            .unwrap();
+        small
+            .save(save("n", "d", &owners[0], 1, json!("d")))
+            .await
+            .unwrap();
+        assert!(small
+            .load(&key("n", "b", &owners[0]))
+            .await
+            .unwrap()
+            .is_none());
+        assert_eq!(
+            small
+                .load(&key("n", "a", &owners[0]))
+                .await
+                .unwrap()
+                .unwrap()
+                .value,
+            json!("a2")
+        );
     }
 
     #[tokio::test]
