@@ -785,14 +785,7 @@ async fn bad_input_is_a_typed_error_and_changes_nothing() {
     for _ in 0..40 {
         deep = json!({ "d": deep });
     }
-    let base = json!({ "ownership": owner(), "threadId": "thread-1", "artifactId": "a" });
-    let with = |extra: Value| {
-        let mut q = base.clone();
-        for (k, v) in extra.as_object().unwrap() {
-            q[k] = v.clone();
-        }
-        q
-    };
+    let with = |extra: Value| on_artifact("a", extra);
     let ops: Vec<(&str, Value, Vec<&str>)> = vec![
         (
             "attach",
@@ -816,7 +809,7 @@ async fn bad_input_is_a_typed_error_and_changes_nothing() {
             json!({ "ownership": owner(), "threadId": "thread-1" }),
             vec!["limit", "cursor"],
         ),
-        ("get", base.clone(), vec!["artifactId"]),
+        ("get", with(json!({})), vec!["artifactId"]),
         (
             "revise",
             with(json!({ "uri": "https://y", "hash": "h2" })),
@@ -849,8 +842,12 @@ async fn bad_input_is_a_typed_error_and_changes_nothing() {
             with(json!({ "version": 2, "reviewer": "user:r" })),
             vec!["version", "reviewer", "note"],
         ),
-        ("lastValidated", base.clone(), vec!["artifactId"]),
-        ("deliveryLink", base.clone(), vec!["version", "ttlSeconds"]),
+        ("lastValidated", with(json!({})), vec!["artifactId"]),
+        (
+            "deliveryLink",
+            with(json!({})),
+            vec!["version", "ttlSeconds"],
+        ),
     ];
     let bad_values = [
         json!(null),
@@ -1258,6 +1255,15 @@ async fn get_result_text(svc: &ArtifactService) -> String {
 }
 
 /// A service over a native memory store (default limits, events as given).
+/// A request on artifact `id` of `thread-1` (the owner's), with `extra`'s members.
+fn on_artifact(id: &str, extra: Value) -> Value {
+    let mut v = json!({ "ownership": owner(), "threadId": "thread-1", "artifactId": id });
+    for (k, m) in extra.as_object().unwrap() {
+        v[k] = m.clone();
+    }
+    v
+}
+
 fn over_memory_store(events: bool) -> (Arc<MemoryStore>, ArtifactService) {
     let store = Arc::new(MemoryStore::new(MemoryLimits::default()));
     let svc = ArtifactService::new(
@@ -1369,14 +1375,7 @@ async fn the_memory_store_memo_is_the_record_its_text_reads_as_and_no_other_writ
             .and_then(|m| m.cloned::<Record>())
             .expect("a memo of the service's record")
     };
-    let at = json!({ "ownership": owner(), "threadId": "thread-1", "artifactId": "doc" });
-    let with = |extra: Value| {
-        let mut v = at.clone();
-        v.as_object_mut()
-            .unwrap()
-            .extend(extra.as_object().unwrap().clone());
-        v
-    };
+    let with = |extra: Value| on_artifact("doc", extra);
     attach(&svc, "doc").await;
     let writes = [
         (
@@ -1466,13 +1465,7 @@ async fn replacing_calls_take_the_memo_reads_copy_it_and_a_refused_one_reads_the
     let key = CheckpointKey::new(NAMESPACE, "thread-1:doc", &owner_scope());
     let memo =
         |cp: &crate::store::CheckpointText| cp.memo.as_ref().and_then(|m| m.cloned::<Record>());
-    let at = |extra: Value| {
-        let mut v = json!({ "ownership": owner(), "threadId": "thread-1", "artifactId": "doc" });
-        v.as_object_mut()
-            .unwrap()
-            .extend(extra.as_object().unwrap().clone());
-        v
-    };
+    let at = |extra: Value| on_artifact("doc", extra);
     attach(&svc, "doc").await;
     let cp = store.load_text(&key).await.unwrap().unwrap();
     let attached = memo(&cp).expect("the attach's memo");
