@@ -28,7 +28,7 @@ use std::sync::Arc;
 mod context;
 mod records;
 pub use context::{AbortFlag, ServiceConfig, OPERATIONS};
-use records::Use;
+use records::{Loaded, Use};
 
 /// A result and, for attach/revise/approve/reject, the audit event (`onDecision`): what
 /// [`ArtifactService::call`] answers (the tests' entry; the binding uses `call_json`).
@@ -457,7 +457,8 @@ impl ArtifactService {
         if count >= cap {
             return Err(too_many(thread, count, cap));
         }
-        match self.save(rec.clone(), text, &ctx.owner, 0, abort).await {
+        let key = self.key(&rec.thread_id, &rec.id, &ctx.owner, abort);
+        match self.save(rec.clone(), text, key, 0, abort).await {
             Ok(_) => {
                 self.withdraw_over_cap(rec, &ctx.owner, abort).await?;
                 Ok(Ok(()))
@@ -560,7 +561,11 @@ impl ArtifactService {
         let mime = input::bounded(&f, "mime", l.mime_bytes, R::MimeTooLarge, false)?;
         // Validate the whole revision before any store call (the MIME is filled in below).
         let mut revision = self.revision_from(&f, 0, String::new(), &ctx)?;
-        let (version, mut rec) = self.load_required(&f, &ctx, Use::Replace, abort).await?;
+        let Loaded {
+            version,
+            record: mut rec,
+            key,
+        } = self.load_required(&f, &ctx, Use::Replace, abort).await?;
         if rec.revisions.len() as u64 >= l.revisions_per_artifact {
             return Err(err(
                 R::TooManyRevisions,
@@ -590,7 +595,7 @@ impl ArtifactService {
         // Made before the save, which takes the record (delivered only once it is saved).
         let who = Who::Actor(ctx.actor.as_deref());
         let event = self.event("artifact_revised", &rec, number, &ctx, who);
-        self.save(rec, &text, &ctx.owner, version, abort).await?;
+        self.save(rec, &text, key, version, abort).await?;
         Ok(Answer::recorded(text, event))
     }
 
@@ -604,7 +609,7 @@ impl ArtifactService {
                 "compare takes two distinct revisions (from != to)".into(),
             ));
         }
-        let (_, rec) = self.load_required(&f, &ctx, Use::Read, abort).await?;
+        let rec = self.load_required(&f, &ctx, Use::Read, abort).await?.record;
         let missing = |n: u64| err(R::NotFound, format!("revision {n} not found"));
         let a = rec.revision(from).ok_or_else(|| missing(from))?;
         let b = rec.revision(to).ok_or_else(|| missing(to))?;
@@ -638,7 +643,11 @@ impl ArtifactService {
             .ok_or_else(|| {
                 invalid("a decision needs a verified identity or an explicit reviewer".into())
             })?;
-        let (cp_version, mut rec) = self.load_required(&f, &ctx, Use::Replace, abort).await?;
+        let Loaded {
+            version: cp_version,
+            record: mut rec,
+            key,
+        } = self.load_required(&f, &ctx, Use::Replace, abort).await?;
         let rev = rec
             .revision(version)
             .ok_or_else(|| err(R::NotFound, format!("revision {version} not found")))?;
@@ -681,14 +690,14 @@ impl ArtifactService {
         };
         // Made before the save, which takes the record (delivered only once it is saved).
         let event = self.event(kind, &rec, version, &ctx, Who::Reviewer(&reviewer, state));
-        self.save(rec, &text, &ctx.owner, cp_version, abort).await?;
+        self.save(rec, &text, key, cp_version, abort).await?;
         Ok(Answer::recorded(text, event))
     }
 
     async fn last_validated(&self, v: &Value, abort: &AbortFlag) -> Result<Answer> {
         let f = fields(v, &[&["artifactId"]])?;
         let ctx = self.ctx(&f)?;
-        let (_, rec) = self.load_required(&f, &ctx, Use::Read, abort).await?;
+        let rec = self.load_required(&f, &ctx, Use::Read, abort).await?.record;
         let Some(n) = rec.last_validated_version else {
             return Err(err(
                 R::NotValidated,
@@ -724,7 +733,7 @@ impl ArtifactService {
         let ctx = self.ctx(&f)?;
         let version = input::version(&f, "version", false)?;
         let ttl = self.ttl(&f)?;
-        let (_, rec) = self.load_required(&f, &ctx, Use::Read, abort).await?;
+        let rec = self.load_required(&f, &ctx, Use::Read, abort).await?.record;
         let version = version
             .or(rec.last_validated_version)
             .unwrap_or(rec.latest_version);

@@ -12,6 +12,14 @@ use crate::store::{
     SaveCheckpoint, ValueMemo,
 };
 
+/// A record loaded under `key` at checkpoint `version`.
+pub(super) struct Loaded {
+    pub version: u64,
+    pub record: Record,
+    /// The key it was loaded under: a replacing caller saves under it.
+    pub key: CheckpointKey,
+}
+
 /// What a loader does with the record it loads.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(super) enum Use {
@@ -29,8 +37,10 @@ impl ArtifactService {
         abort: &AbortFlag,
     ) -> CheckpointKey {
         CheckpointKey {
+            namespace: NAMESPACE.into(),
+            key: record_key(thread, artifact),
+            owner: owner.clone(),
             signal: abort.signal(),
-            ..CheckpointKey::new(NAMESPACE, &record_key(thread, artifact), owner)
         }
     }
 
@@ -43,8 +53,10 @@ impl ArtifactService {
         owner: &Ownership,
         abort: &AbortFlag,
     ) -> Result<Option<(u64, Record)>> {
-        self.load_for(thread, artifact, owner, Use::Read, abort)
-            .await
+        Ok(self
+            .load_for(thread, artifact, owner, Use::Read, abort)
+            .await?
+            .map(|loaded| (loaded.version, loaded.record)))
     }
 
     /// [`Self::load`] by a caller that reads (`Use::Read`) or replaces the record.
@@ -55,14 +67,18 @@ impl ArtifactService {
         owner: &Ownership,
         then: Use,
         abort: &AbortFlag,
-    ) -> Result<Option<(u64, Record)>> {
-        let Some(cp) = self.load_checkpoint(thread, artifact, owner, abort).await? else {
+    ) -> Result<Option<Loaded>> {
+        let Some((key, cp)) = self.load_checkpoint(thread, artifact, owner, abort).await? else {
             return Ok(None);
         };
         let version = cp.version;
         Ok(self
             .record_named(&cp, thread, artifact, owner, then)?
-            .map(|rec| (version, rec)))
+            .map(|record| Loaded {
+                version,
+                record,
+                key,
+            }))
     }
 
     /// The record's JSON text, or `None` as [`Self::load`]. A text this service saved
@@ -76,7 +92,7 @@ impl ArtifactService {
         owner: &Ownership,
         abort: &AbortFlag,
     ) -> Result<Option<String>> {
-        let Some(cp) = self.load_checkpoint(thread, artifact, owner, abort).await? else {
+        let Some((_, cp)) = self.load_checkpoint(thread, artifact, owner, abort).await? else {
             return Ok(None);
         };
         if cp.value_as_given && cp.owner == *owner {
@@ -101,15 +117,15 @@ impl ArtifactService {
             .filter(|rec| rec.thread_id == thread && rec.id == artifact))
     }
 
-    /// The checkpoint under the record's key, or `None`: absent, or another owner's (a
-    /// host store's conflict on load).
+    /// The checkpoint under the record's key, with that key, or `None`: absent, or
+    /// another owner's (a host store's conflict on load).
     async fn load_checkpoint(
         &self,
         thread: &str,
         artifact: &str,
         owner: &Ownership,
         abort: &AbortFlag,
-    ) -> Result<Option<CheckpointText>> {
+    ) -> Result<Option<(CheckpointKey, CheckpointText)>> {
         abort.check()?;
         let key = self.key(thread, artifact, owner, abort);
         let cp = match self.store.load_text(&key).await {
@@ -119,7 +135,7 @@ impl ArtifactService {
             Err(e) => return Err(e),
         };
         abort.check()?;
-        Ok(Some(cp))
+        Ok(Some((key, cp)))
     }
 
     /// The artifact record a checkpoint holds, when it belongs to `owner` (the record's
@@ -174,7 +190,7 @@ impl ArtifactService {
         ctx: &Ctx,
         then: Use,
         abort: &AbortFlag,
-    ) -> Result<(u64, Record)> {
+    ) -> Result<Loaded> {
         let thread = input::id(f, "threadId", &self.redactor)?;
         let artifact = input::id(f, "artifactId", &self.redactor)?;
         self.load_for(&thread, &artifact, &ctx.owner, then, abort)
@@ -182,51 +198,45 @@ impl ArtifactService {
             .ok_or_else(|| not_found(&thread, &artifact))
     }
 
-    /// Compare-and-swap save of `rec` over checkpoint version `expected`, as the
-    /// reference's service writes: caller version `expected + 1`, category `artifact`.
+    /// Compare-and-swap save of `rec` under `key` (the record's: [`Self::key`], or the
+    /// one it was loaded under) over checkpoint version `expected`, as the reference's
+    /// service writes: caller version `expected + 1`, category `artifact`.
     pub(super) async fn save(
         &self,
         rec: Record,
         text: &str,
-        owner: &Ownership,
+        key: CheckpointKey,
         expected: u64,
         abort: &AbortFlag,
     ) -> Result<()> {
         abort.check()?;
         self.store
             .write_text(
-                self.save_request(rec, owner, expected, abort),
+                self.save_request(rec, key, expected),
                 Some(text.to_string()),
             )
             .await
             .map_err(map_save_error)
     }
 
-    /// The save of `rec` over checkpoint version `expected` (its text goes beside it; the
-    /// record itself becomes the memo of a store that keeps one).
-    fn save_request(
-        &self,
-        rec: Record,
-        owner: &Ownership,
-        expected: u64,
-        abort: &AbortFlag,
-    ) -> SaveCheckpoint {
-        let key = record_key(&rec.thread_id, &rec.id);
+    /// The save of `rec` under `key` over checkpoint version `expected` (its text goes
+    /// beside it; the record itself becomes the memo of a store that keeps one).
+    fn save_request(&self, rec: Record, key: CheckpointKey, expected: u64) -> SaveCheckpoint {
         let (value, memo) = match self.store.beside_text() {
             BesideText::Value => (rec.to_value(), None),
             BesideText::Memo => (serde_json::Value::Null, Some(ValueMemo::new(rec))),
         };
         SaveCheckpoint {
-            namespace: NAMESPACE.into(),
-            key,
-            owner: owner.clone(),
+            namespace: key.namespace,
+            key: key.key,
+            owner: key.owner,
             version: expected.saturating_add(1),
             expected_version: Some(expected),
             fencing_token: None,
             value,
             category: Some(CATEGORY.into()),
             metadata: None,
-            signal: abort.signal(),
+            signal: key.signal,
             memo,
         }
     }
@@ -247,7 +257,8 @@ impl ArtifactService {
         if let Err(e) = abort.check() {
             return Some(Err(e));
         }
-        let req = self.save_request(rec.clone(), owner, 0, abort);
+        let key = self.key(&rec.thread_id, &rec.id, owner, abort);
+        let req = self.save_request(rec.clone(), key, 0);
         let created = self
             .store
             .create_capped(req, Some(text.to_string()), &within, cap)?;

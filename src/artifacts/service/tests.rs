@@ -579,10 +579,9 @@ async fn conflicts_are_retryable_and_a_throw_before_commit_persists_nothing() {
     // A stale CAS write is a conflict.
     let rec = Record::from_stored(attach(&svc, "a").await).unwrap();
     let text = rec.to_text();
-    let e = svc
-        .save(rec, &text, &owner_scope(), 7, &AbortFlag::new())
-        .await
-        .unwrap_err();
+    let never = AbortFlag::new();
+    let key = svc.key(&rec.thread_id, &rec.id, &owner_scope(), &never);
+    let e = svc.save(rec, &text, key, 7, &never).await.unwrap_err();
     assert_eq!(reason(e), "conflict");
 }
 
