@@ -86,12 +86,12 @@ fn opt_id_text<'a>(fields: &Fields<'a>, name: &str) -> Result<Option<&'a String>
 }
 
 /// A `threadId`/`artifactId`: 1..=128 bytes of `[A-Za-z0-9._-]`, holding no secret.
-pub fn id(fields: &Fields<'_>, name: &str, redactor: &SecretRedactor) -> Result<String> {
+pub fn id<'a>(fields: &Fields<'a>, name: &str, redactor: &SecretRedactor) -> Result<&'a str> {
     let v = opt_id_text(fields, name)?
         .ok_or_else(|| err(R::InvalidId, format!("{} is required", fields.path(name))))?;
     // The path is written only for an error (issue 13: two ids per call).
     match id_problem(v, redactor) {
-        None => Ok(v.clone()),
+        None => Ok(v.as_str()),
         Some(problem) => Err(err(
             R::InvalidId,
             format!("{} {problem}", fields.path(name)),

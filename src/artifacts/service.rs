@@ -400,21 +400,21 @@ impl ArtifactService {
         let thread = input::id(&f, "threadId", &self.redactor)?;
         let explicit = f.get("id").is_some();
         let id = if explicit {
-            input::id(&f, "id", &self.redactor)?
+            input::id(&f, "id", &self.redactor)?.to_owned()
         } else {
             new_id()
         };
-        let rec = self.new_record(&f, &ctx, thread.clone(), id.clone())?;
+        let rec = self.new_record(&f, &ctx, thread.to_owned(), id.clone())?;
         let text = self.check_record_size(&rec)?;
         let cap = self.config.limits.artifacts_per_thread;
         // One atomic step where the store can: a taken id is the create's conflict.
         let created = match self.create_capped(&rec, &text, &ctx.owner, abort).await {
             Some(Ok(Ok(()))) => Ok(()),
-            Some(Ok(Err(count))) => return Err(too_many(&thread, count, cap)),
+            Some(Ok(Err(count))) => return Err(too_many(thread, count, cap)),
             Some(Err(e)) => Err(e),
             None => {
                 if explicit {
-                    if let Some((_, existing)) = self.load(&thread, &id, &ctx.owner, abort).await? {
+                    if let Some((_, existing)) = self.load(thread, &id, &ctx.owner, abort).await? {
                         return Ok(Answer::text(existing.to_text()));
                     }
                 }
@@ -432,9 +432,9 @@ impl ArtifactService {
                 // record is the answer. Nothing to load means the key is taken in a host
                 // store's one key space by another owner: answered exactly as a missing
                 // artifact.
-                match self.load(&thread, &id, &ctx.owner, abort).await? {
+                match self.load(thread, &id, &ctx.owner, abort).await? {
                     Some((_, existing)) => Ok(Answer::text(existing.to_text())),
-                    None => Err(not_found(&thread, &id)),
+                    None => Err(not_found(thread, &id)),
                 }
             }
             Err(e) => Err(e),
@@ -521,7 +521,7 @@ impl ArtifactService {
             false,
         )?;
         abort.check()?;
-        let mut query = self.thread_query(&thread, &ctx.owner, abort);
+        let mut query = self.thread_query(thread, &ctx.owner, abort);
         query.cursor = cursor;
         query.limit = Some(u32::try_from(limit).unwrap_or(200));
         let page = self.store.list(query).await?;
@@ -546,10 +546,10 @@ impl ArtifactService {
         let ctx = self.ctx(&f)?;
         let thread = input::id(&f, "threadId", &self.redactor)?;
         let artifact = input::id(&f, "artifactId", &self.redactor)?;
-        self.load_text(&thread, &artifact, &ctx.owner, abort)
+        self.load_text(thread, artifact, &ctx.owner, abort)
             .await?
             .map(Answer::text)
-            .ok_or_else(|| not_found(&thread, &artifact))
+            .ok_or_else(|| not_found(thread, artifact))
     }
 
     async fn revise(&self, v: &Value, abort: &AbortFlag) -> Result<Answer> {

@@ -234,7 +234,9 @@ impl WorkDraftService {
     }
 
     fn id(&self, f: &Fields<'_>, key: &str) -> Result<String> {
-        ainput::id(f, key, &self.redactor).map_err(as_draft_error)
+        ainput::id(f, key, &self.redactor)
+            .map(str::to_owned)
+            .map_err(as_draft_error)
     }
 
     /// A required positive `expectedVersion`.

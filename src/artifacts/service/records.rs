@@ -193,9 +193,9 @@ impl ArtifactService {
     ) -> Result<Loaded> {
         let thread = input::id(f, "threadId", &self.redactor)?;
         let artifact = input::id(f, "artifactId", &self.redactor)?;
-        self.load_for(&thread, &artifact, &ctx.owner, then, abort)
+        self.load_for(thread, artifact, &ctx.owner, then, abort)
             .await?
-            .ok_or_else(|| not_found(&thread, &artifact))
+            .ok_or_else(|| not_found(thread, artifact))
     }
 
     /// Compare-and-swap save of `rec` under `key` (the record's: [`Self::key`], or the
