@@ -34,9 +34,8 @@ pub fn push_json_str(out: &mut String, s: &str) {
 fn needs_escape(s: &[u8]) -> bool {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
-    // A byte of `x` is zero → its high bit is set in the result (exact when no byte
-    // above it borrowed, which only a zero byte does; a false positive can only follow a
-    // true one, and any hit is answered by the slow path, which escapes exactly).
+    // Nonzero exactly when some byte of `x` is zero (a borrow can mark a byte above a
+    // zero one too, never a word without one); a hit only sends `s` to the exact path.
     let zero_byte = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
     let mut chunks = s.chunks_exact(8);
     for chunk in &mut chunks {

@@ -488,9 +488,11 @@ impl MemoryStore {
 
     fn delete_sync(&self, key: &CheckpointKey, expected: Option<u64>) -> Result<bool> {
         key.validate()?;
-        let id = id_of(&key.namespace, &key.key, key.owner.owner_key());
+        let owner_key = key.owner.owner_key();
+        let id = (key.namespace.as_str(), key.key.as_str(), owner_key.as_str());
+        let id = &id as &dyn PositionParts;
         let mut st = self.lock();
-        let Some(entry) = st.by_id.get(&id) else {
+        let Some(entry) = st.by_id.get(id) else {
             return Ok(false);
         };
         if let Some(v) = expected {
@@ -502,7 +504,7 @@ impl MemoryStore {
             }
         }
         let seq = entry.seq;
-        st.by_id.remove(&id);
+        st.by_id.remove(id);
         st.saved.remove(&seq);
         Ok(true)
     }
@@ -631,6 +633,22 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(store.len(), 1000);
+        // Deletes find theirs the same way, and only theirs.
+        let (ns5, k5) = name(5);
+        assert!(!store
+            .delete(&key(&ns5, &k5, &owners[0]), None)
+            .await
+            .unwrap());
+        assert!(store
+            .delete(&key(&ns5, &k5, &owners[2]), None)
+            .await
+            .unwrap());
+        assert_eq!(store.len(), 999);
+        assert!(store
+            .load(&key(&ns0, &k0, &owners[0]))
+            .await
+            .unwrap()
+            .is_some());
         let small = MemoryStore::new(MemoryLimits::resolve(Some(3), None, None).unwrap());
         for k in ["a", "b", "c"] {
             small
