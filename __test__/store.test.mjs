@@ -192,3 +192,28 @@ test('a live host store does not keep the process alive', () => {
   assert.equal(r.status, 0, r.stderr)
   assert.equal(r.stdout.trim(), 'deleted true')
 })
+
+test('request text crosses into Rust exactly: non-ASCII, astral, escapes, short and long requests', async () => {
+  // Requests are read in one pass up to a length (in UTF-16 units) and in two beyond it
+  // (src/napi/text.rs): the widths below straddle that length, with 1-, 2-, 3- and 4-byte
+  // UTF-8 characters at the end where a short buffer would cut them. (A lone surrogate
+  // never arrives raw: JSON.stringify escapes it.)
+  const s = createMemoryCheckpointStore()
+  const tails = ['a', 'é', '€', '😀', '\u2028\u0000"\\']
+  let version = 0
+  for (let width = 16_000; width <= 16_800; width += 97) {
+    for (const tail of tails) {
+      for (const fill of ['a', '€']) {
+        const value = { text: fill.repeat(width) + tail, tail }
+        version++
+        const saved = await s.saveCheckpoint({ namespace: 'n', key: 'k', ...A, version, value })
+        assert.deepEqual(saved.value, value)
+        assert.deepEqual((await s.loadCheckpoint({ namespace: 'n', key: 'k', ...A })).value, value)
+      }
+    }
+  }
+  // The key and owner cross the same way.
+  const key = 'ключ-😀-' + '€'.repeat(100)
+  await s.saveCheckpoint({ namespace: 'n', key, tenantId: 'арендатор', version: 1, value: 1 })
+  assert.equal((await s.loadCheckpoint({ namespace: 'n', key, tenantId: 'арендатор' })).key, key)
+})

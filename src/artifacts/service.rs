@@ -660,7 +660,7 @@ impl ArtifactService {
         rec.approvals.push(Approval {
             version,
             state,
-            reviewer: reviewer.clone(),
+            reviewer,
             note,
             evidence_digest,
             decided_at: at.clone(),
@@ -689,7 +689,8 @@ impl ArtifactService {
             Decision::Rejected => "artifact_rejected",
         };
         // Made before the save, which takes the record (delivered only once it is saved).
-        let event = self.event(kind, &rec, version, &ctx, Who::Reviewer(&reviewer, state));
+        let reviewer = rec.decision(version).map_or("", |a| a.reviewer.as_str());
+        let event = self.event(kind, &rec, version, &ctx, Who::Reviewer(reviewer, state));
         self.save(rec, &text, key, cp_version, abort).await?;
         Ok(Answer::recorded(text, event))
     }

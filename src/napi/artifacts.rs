@@ -8,6 +8,7 @@ use super::calls::CallPort;
 use super::guard;
 use super::redaction::SecretRedactorHandle;
 use super::store::CheckpointStoreHandle;
+use super::text::JsText;
 use crate::artifacts::{api, invalid, AbortFlag, ArtifactLimits, ArtifactService, ServiceConfig};
 use crate::error::{PrismError, Result};
 use crate::json;
@@ -107,10 +108,10 @@ impl ArtifactServiceHandle {
         &self,
         env: &Env,
         op: u32,
-        input_json: String,
+        #[napi(ts_arg_type = "string")] input_json: JsText,
         token: u32,
     ) -> napi::Result<Option<String>> {
-        self.run(env, op, input_json, self.never_aborted.clone(), token)
+        self.run(env, op, input_json.0, self.never_aborted.clone(), token)
     }
 
     /// [`Self::start`] with the abort flag the caller's signal sets.
@@ -119,11 +120,11 @@ impl ArtifactServiceHandle {
         &self,
         env: &Env,
         op: u32,
-        input_json: String,
+        #[napi(ts_arg_type = "string")] input_json: JsText,
         abort: &ArtifactAbortFlag,
         token: u32,
     ) -> napi::Result<Option<String>> {
-        self.run(env, op, input_json, abort.inner.clone(), token)
+        self.run(env, op, input_json.0, abort.inner.clone(), token)
     }
 
     fn run(

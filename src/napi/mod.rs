@@ -24,6 +24,7 @@ mod lsp;
 mod redaction;
 mod review;
 mod store;
+mod text;
 
 use crate::error::PrismError;
 use std::future::Future;

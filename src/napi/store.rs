@@ -7,6 +7,7 @@
 
 use super::calls::CallPort;
 use super::guard;
+use super::text::JsText;
 use crate::error::PrismError;
 use crate::store::{self, CheckpointStore, HostCaller, HostCheckpointStore, HostOp, MemoryStore};
 use napi::bindgen_prelude::Promise;
@@ -83,13 +84,13 @@ impl CheckpointStoreHandle {
         env: &Env,
         port: &CallPort,
         op: u32,
-        input: String,
+        #[napi(ts_arg_type = "string")] input: JsText,
         token: u32,
     ) -> napi::Result<Option<String>> {
         let ticket = self.inner.admit().map_err(super::to_js_error)?;
         let inner = self.inner.clone();
         port.start(env, token, async move {
-            let out = run_op(inner, op, input).await;
+            let out = run_op(inner, op, input.0).await;
             drop(ticket);
             out
         })

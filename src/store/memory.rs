@@ -4,8 +4,8 @@
 
 use super::cursor::{self, Position};
 use super::model::{
-    value_too_large, Checkpoint, CheckpointKey, CheckpointText, ListCheckpoints, Order, Page,
-    SaveCheckpoint, ValueMemo, WeakMemo, PAGE_SIZE_HARD, VALUE_BYTES_HARD,
+    value_too_large, Checkpoint, CheckpointKey, CheckpointText, ListCheckpoints, Order, Ownership,
+    Page, SaveCheckpoint, ValueMemo, WeakMemo, PAGE_SIZE_HARD, VALUE_BYTES_HARD,
 };
 use super::{BesideText, BoxFuture, CheckpointStore};
 use crate::error::{PrismError, Result};
@@ -162,6 +162,36 @@ impl State {
 pub struct MemoryStore {
     limits: MemoryLimits,
     state: Mutex<State>,
+}
+
+thread_local! {
+    /// The buffer [`OwnerKey`] writes in (one string per thread, not one per call).
+    static OWNER_KEY_BUFFER: std::cell::Cell<String> = const { std::cell::Cell::new(String::new()) };
+}
+
+/// An ownership's owner key, written into this thread's reused buffer, which it hands
+/// back when dropped (issue 13: a lookup allocated a key it compared and dropped).
+struct OwnerKey(String);
+
+impl OwnerKey {
+    fn of(owner: &Ownership) -> Self {
+        let mut text = OWNER_KEY_BUFFER.take();
+        text.clear();
+        owner.write_owner_key(&mut text);
+        Self(text)
+    }
+
+    fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Drop for OwnerKey {
+    fn drop(&mut self) {
+        let text = std::mem::take(&mut self.0);
+        // While the thread's locals are being destroyed there is nothing to hand back to.
+        let _ = OWNER_KEY_BUFFER.try_with(|b| b.set(text));
+    }
 }
 
 fn id_of(namespace: &str, key: &str, owner_key: String) -> Position {
@@ -324,7 +354,7 @@ impl MemoryStore {
     fn save_sync<T>(
         &self,
         req: SaveCheckpoint,
-        value_text: Option<String>,
+        value_text: Option<&str>,
         answer: impl FnOnce(&Checkpoint, &CheckpointText) -> T,
     ) -> Result<T> {
         match self.save_capped_sync(req, value_text, None, answer)? {
@@ -341,7 +371,7 @@ impl MemoryStore {
     fn save_capped_sync<T>(
         &self,
         req: SaveCheckpoint,
-        value_text: Option<String>,
+        value_text: Option<&str>,
         capped: Option<(&ListCheckpoints, u64)>,
         answer: impl FnOnce(&Checkpoint, &CheckpointText) -> T,
     ) -> Result<std::result::Result<T, u64>> {
@@ -354,14 +384,20 @@ impl MemoryStore {
             None => None,
         };
         let as_given = value_text.is_some();
-        let value_text =
-            value_text.unwrap_or_else(|| serde_json::to_string(&req.value).unwrap_or_default());
+        let serialized;
+        let value_text = match value_text {
+            Some(text) => text,
+            None => {
+                serialized = serde_json::to_string(&req.value).unwrap_or_default();
+                serialized.as_str()
+            }
+        };
         let bytes = value_text.len();
         if bytes > self.limits.max_value_bytes {
             return Err(value_too_large(bytes, self.limits.max_value_bytes));
         }
         let now = now_iso();
-        let owner_key = req.owner.owner_key();
+        let owner_key = OwnerKey::of(&req.owner);
         let mut guard = self.lock();
         let st = &mut *guard;
         let seq = st.next_seq;
@@ -369,7 +405,7 @@ impl MemoryStore {
         if let Some(entry) = st.by_id.get_mut(&found as &dyn PositionParts) {
             // An update: replaced in place (one search), moved to the end of the save
             // order under its own position (no copy of it is made; every entry has one).
-            let (cp, text, memo) = written(req, Some(&entry.cp), &now, &value_text, as_given)?;
+            let (cp, text, memo) = written(req, Some(&entry.cp), &now, value_text, as_given)?;
             let out = answer(&cp, &text);
             let id = st.saved.remove(&entry.seq);
             *entry = Entry::new(seq, cp, text, memo.as_ref());
@@ -388,8 +424,8 @@ impl MemoryStore {
                 return Ok(Err(n));
             }
         }
-        let id = id_of(&req.namespace, &req.key, owner_key);
-        let (cp, text, memo) = written(req, None, &now, &value_text, as_given)?;
+        let id = id_of(&req.namespace, &req.key, owner_key.as_str().to_string());
+        let (cp, text, memo) = written(req, None, &now, value_text, as_given)?;
         let out = answer(&cp, &text);
         st.saved.insert(seq, id.clone());
         st.by_id
@@ -414,7 +450,7 @@ impl MemoryStore {
         read: impl FnOnce(&Entry) -> T,
     ) -> Result<Option<T>> {
         key.validate()?;
-        let owner_key = key.owner.owner_key();
+        let owner_key = OwnerKey::of(&key.owner);
         let id = (key.namespace.as_str(), key.key.as_str(), owner_key.as_str());
         Ok(self.lock().by_id.get(&id as &dyn PositionParts).map(read))
     }
@@ -488,7 +524,7 @@ impl MemoryStore {
 
     fn delete_sync(&self, key: &CheckpointKey, expected: Option<u64>) -> Result<bool> {
         key.validate()?;
-        let owner_key = key.owner.owner_key();
+        let owner_key = OwnerKey::of(&key.owner);
         let id = (key.namespace.as_str(), key.key.as_str(), owner_key.as_str());
         let id = &id as &dyn PositionParts;
         let mut st = self.lock();
@@ -521,14 +557,14 @@ impl CheckpointStore for MemoryStore {
         req: SaveCheckpoint,
         value_text: Option<String>,
     ) -> BoxFuture<'_, Result<CheckpointText>> {
-        let r = self.save_sync(req, value_text, |_, text| text.clone());
+        let r = self.save_sync(req, value_text.as_deref(), |_, text| text.clone());
         Box::pin(async move { r })
     }
 
     fn write_text(
         &self,
         req: SaveCheckpoint,
-        value_text: Option<String>,
+        value_text: Option<&str>,
     ) -> BoxFuture<'_, Result<()>> {
         let r = self.save_sync(req, value_text, |_, _| ());
         Box::pin(async move { r })
@@ -571,7 +607,7 @@ impl CheckpointStore for MemoryStore {
         cap: u64,
     ) -> Option<BoxFuture<'_, Result<super::Capped>>> {
         let r = req.require_create().and_then(|()| {
-            self.save_capped_sync(req, value_text, Some((within, cap)), |_, _| ())
+            self.save_capped_sync(req, value_text.as_deref(), Some((within, cap)), |_, _| ())
                 .map(|out| match out {
                     Ok(()) => super::Capped::Saved,
                     Err(n) => super::Capped::Full(n),

@@ -100,13 +100,14 @@ pub trait CheckpointStore: Send + Sync {
 
     /// [`Self::save_text`] for a caller that needs no answer (the artifact service): a
     /// store that builds its answer apart from the write (the memory store copies its
-    /// entry) skips it.
+    /// entry) skips it, and one that copies the value text into what it keeps (the
+    /// memory store) reads it borrowed.
     fn write_text(
         &self,
         req: SaveCheckpoint,
-        value_text: Option<String>,
+        value_text: Option<&str>,
     ) -> BoxFuture<'_, crate::error::Result<()>> {
-        let saved = self.save_text(req, value_text);
+        let saved = self.save_text(req, value_text.map(str::to_string));
         Box::pin(async move { saved.await.map(drop) })
     }
 

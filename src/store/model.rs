@@ -79,7 +79,29 @@ impl Ownership {
     /// The text native stores key by: the JSON object of the present members, in
     /// `tenantId, accountId, userId` order (`{}` for the unowned scope).
     pub fn owner_key(&self) -> String {
-        serde_json::to_string(self).unwrap_or_else(|_| "{}".into())
+        let mut out = String::new();
+        self.write_owner_key(&mut out);
+        out
+    }
+
+    /// [`Self::owner_key`] appended to `out`: exactly serde's text of `self` (a test pins
+    /// it; stores keep this text, so it never changes).
+    pub fn write_owner_key(&self, out: &mut String) {
+        out.push('{');
+        let mut first = true;
+        for (name, member) in self.members() {
+            if let Some(value) = member {
+                if !first {
+                    out.push(',');
+                }
+                first = false;
+                out.push('"');
+                out.push_str(name);
+                out.push_str("\":");
+                push_json_str(out, value);
+            }
+        }
+        out.push('}');
     }
 
     /// `filter` as a listing filter: every member it names must be equal here; with
@@ -592,6 +614,20 @@ mod tests {
             owner(Some("t"), None, Some("u")).owner_key(),
             r#"{"tenantId":"t","userId":"u"}"#
         );
+    }
+
+    proptest::proptest! {
+        /// Stores keep the owner key: it is serde's text of the ownership, whatever the
+        /// members hold (quotes, control characters, non-ASCII, lone escapes).
+        #[test]
+        fn owner_keys_are_what_serde_writes(
+            t in proptest::option::of(".{0,12}"),
+            a in proptest::option::of("[a-z\"\\\\\u{0}-\u{1f}\u{7f}é\u{2028}\u{1f600} ]{0,8}"),
+            u in proptest::option::of(".{0,12}"),
+        ) {
+            let o = owner(t.as_deref(), a.as_deref(), u.as_deref());
+            proptest::prop_assert_eq!(o.owner_key(), serde_json::to_string(&o).unwrap());
+        }
     }
 
     #[test]

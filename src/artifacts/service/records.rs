@@ -211,10 +211,7 @@ impl ArtifactService {
     ) -> Result<()> {
         abort.check()?;
         self.store
-            .write_text(
-                self.save_request(rec, key, expected),
-                Some(text.to_string()),
-            )
+            .write_text(self.save_request(rec, key, expected), Some(text))
             .await
             .map_err(map_save_error)
     }
