@@ -45,7 +45,55 @@ pub struct Outcome {
 /// or written as text, never built as a value).
 enum Json {
     Value(Value),
-    Text(String),
+    Text(ResultText),
+}
+
+/// A result's JSON text, written after the opening `{"result":` of the answer
+/// [`ArtifactService::call_json`] makes of it, so that the answer is this buffer grown by
+/// its last members, not a copy of the text (issue 13).
+struct ResultText(String);
+
+impl ResultText {
+    const OPEN: &'static str = "{\"result\":";
+
+    /// Room for `text_bytes` of text and the answer's closing brace.
+    fn with_capacity(text_bytes: usize) -> Self {
+        let mut buf = String::with_capacity(Self::OPEN.len() + text_bytes + 1);
+        buf.push_str(Self::OPEN);
+        Self(buf)
+    }
+
+    fn of(text: &str) -> Self {
+        let mut out = Self::with_capacity(text.len());
+        out.0.push_str(text);
+        out
+    }
+
+    fn record(rec: &Record) -> Self {
+        let mut out = Self::with_capacity(rec.text_capacity());
+        rec.write_text(&mut out.0);
+        out
+    }
+
+    /// The result's text.
+    fn text(&self) -> &str {
+        self.0.get(Self::OPEN.len()..).unwrap_or_default()
+    }
+
+    /// The answer: `{"result":<text>` and the given members, closed.
+    fn answer(self, members: &[(&str, Option<String>)]) -> String {
+        let mut out = self.0;
+        for (name, text) in members {
+            if let Some(text) = text {
+                out.push_str(",\"");
+                out.push_str(name);
+                out.push_str("\":");
+                out.push_str(text);
+            }
+        }
+        out.push('}');
+        out
+    }
 }
 
 /// What an operation answers, before the result and event are redacted.
@@ -64,7 +112,7 @@ impl Answer {
         }
     }
 
-    fn text(result: String) -> Self {
+    fn text(result: ResultText) -> Self {
         Self {
             result: Json::Text(result),
             event: None,
@@ -74,7 +122,7 @@ impl Answer {
 
     /// A saved record's text and the audit event of the change (none when nobody
     /// listens).
-    fn recorded(text: String, event: Option<Value>) -> Self {
+    fn recorded(text: ResultText, event: Option<Value>) -> Self {
         Self {
             event,
             ..Self::text(text)
@@ -197,9 +245,9 @@ impl ArtifactService {
             serde_json::from_str(&text).map_err(|e| PrismError::internal(e.to_string()))
         };
         Ok(Outcome {
-            result: value(self.redacted(answer.result))?,
+            result: value(self.redacted_result(answer.result).text().to_string())?,
             event: match answer.event {
-                Some(e) => Some(value(self.redacted(Json::Value(e)))?),
+                Some(e) => Some(value(self.redacted(e))?),
                 None => None,
             },
             body: answer.body,
@@ -224,46 +272,37 @@ impl ArtifactService {
             self.redactor.redact_request(input)
         };
         let answer = self.answer(op, &input, abort).await?;
-        let result = self.redacted(answer.result);
-        let event = answer.event.map(|e| self.redacted(Json::Value(e)));
+        let result = self.redacted_result(answer.result);
+        let event = answer.event.map(|e| self.redacted(e));
         let body = answer.body.map(|b| b.to_string());
-        let size = result.len()
-            + event.as_ref().map_or(0, String::len)
-            + body.as_ref().map_or(0, String::len);
-        let mut out = String::with_capacity(size + 32);
-        out.push_str("{\"result\":");
-        out.push_str(&result);
-        if let Some(e) = event {
-            out.push_str(",\"event\":");
-            out.push_str(&e);
-        }
-        if let Some(b) = body {
-            out.push_str(",\"body\":");
-            out.push_str(&b);
-        }
-        out.push('}');
-        Ok(out)
+        Ok(result.answer(&[("event", event), ("body", body)]))
     }
 
-    /// The redacted JSON text of a result or event: its text when redaction cannot change
-    /// it, else the text of the walked value.
-    fn redacted(&self, json: Json) -> String {
+    /// The redacted JSON text of an event: its text when redaction cannot change it, else
+    /// the text of the walked value.
+    fn redacted(&self, v: Value) -> String {
+        let text = v.to_string();
+        if self.redactor.leaves_text_unchanged(&text, true) {
+            return text;
+        }
+        self.redactor.redact_value(v).to_string()
+    }
+
+    /// [`Self::redacted`] of a result, as a value or as its text (kept as is when
+    /// redaction cannot change it).
+    fn redacted_result(&self, json: Json) -> ResultText {
         match json {
-            Json::Value(v) => {
-                let text = v.to_string();
-                if self.redactor.leaves_text_unchanged(&text, true) {
-                    return text;
-                }
-                self.redactor.redact_value(v).to_string()
-            }
+            Json::Value(v) => ResultText::of(&self.redacted(v)),
             Json::Text(text) => {
-                if self.redactor.leaves_text_unchanged(&text, true) {
+                if self.redactor.leaves_text_unchanged(text.text(), true) {
                     return text;
                 }
-                match serde_json::from_str::<Value>(&text) {
-                    Ok(v) => self.redactor.redact_value(v).to_string(),
+                match serde_json::from_str::<Value>(text.text()) {
+                    Ok(v) => ResultText::of(&self.redactor.redact_value(v).to_string()),
                     // Unreachable (the text was serialized here); never answer it unredacted.
-                    Err(_) => Value::String(super::redact::MARKER.into()).to_string(),
+                    Err(_) => {
+                        ResultText::of(&Value::String(super::redact::MARKER.into()).to_string())
+                    }
                 }
             }
         }
@@ -331,9 +370,9 @@ impl ArtifactService {
     }
 
     /// The record's JSON text, within the record size cap.
-    fn check_record_size(&self, rec: &Record) -> Result<String> {
-        let text = rec.to_text();
-        let n = text.len();
+    fn check_record_size(&self, rec: &Record) -> Result<ResultText> {
+        let text = ResultText::record(rec);
+        let n = text.text().len();
         if n as u64 > self.config.limits.record_bytes {
             return Err(input::too_large(
                 R::RecordTooLarge,
@@ -408,17 +447,20 @@ impl ArtifactService {
         let text = self.check_record_size(&rec)?;
         let cap = self.config.limits.artifacts_per_thread;
         // One atomic step where the store can: a taken id is the create's conflict.
-        let created = match self.create_capped(&rec, &text, &ctx.owner, abort).await {
+        let created = match self
+            .create_capped(&rec, text.text(), &ctx.owner, abort)
+            .await
+        {
             Some(Ok(Ok(()))) => Ok(()),
             Some(Ok(Err(count))) => return Err(too_many(thread, count, cap)),
             Some(Err(e)) => Err(e),
             None => {
                 if explicit {
                     if let Some((_, existing)) = self.load(thread, &id, &ctx.owner, abort).await? {
-                        return Ok(Answer::text(existing.to_text()));
+                        return Ok(Answer::text(ResultText::record(&existing)));
                     }
                 }
-                self.create_counted(&rec, &text, &ctx, abort).await?
+                self.create_counted(&rec, text.text(), &ctx, abort).await?
             }
         };
         match created {
@@ -433,7 +475,7 @@ impl ArtifactService {
                 // store's one key space by another owner: answered exactly as a missing
                 // artifact.
                 match self.load(thread, &id, &ctx.owner, abort).await? {
-                    Some((_, existing)) => Ok(Answer::text(existing.to_text())),
+                    Some((_, existing)) => Ok(Answer::text(ResultText::record(&existing))),
                     None => Err(not_found(thread, &id)),
                 }
             }
@@ -595,7 +637,7 @@ impl ArtifactService {
         // Made before the save, which takes the record (delivered only once it is saved).
         let who = Who::Actor(ctx.actor.as_deref());
         let event = self.event("artifact_revised", &rec, number, &ctx, who);
-        self.save(rec, &text, key, version, abort).await?;
+        self.save(rec, text.text(), key, version, abort).await?;
         Ok(Answer::recorded(text, event))
     }
 
@@ -691,7 +733,7 @@ impl ArtifactService {
         // Made before the save, which takes the record (delivered only once it is saved).
         let reviewer = rec.decision(version).map_or("", |a| a.reviewer.as_str());
         let event = self.event(kind, &rec, version, &ctx, Who::Reviewer(reviewer, state));
-        self.save(rec, &text, key, cp_version, abort).await?;
+        self.save(rec, text.text(), key, cp_version, abort).await?;
         Ok(Answer::recorded(text, event))
     }
 

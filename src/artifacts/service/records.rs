@@ -1,7 +1,7 @@
 //! How the service keeps its records: the checkpoint key of a record, loading (another
 //! owner's record is absent), compare-and-swap saves and counting a thread's artifacts.
 
-use super::{map_save_error, not_found, AbortFlag, ArtifactService, Ctx};
+use super::{map_save_error, not_found, AbortFlag, ArtifactService, Ctx, ResultText};
 use crate::artifacts::input;
 use crate::artifacts::model::Record;
 use crate::artifacts::{record_key, CATEGORY, NAMESPACE};
@@ -91,16 +91,16 @@ impl ArtifactService {
         artifact: &str,
         owner: &Ownership,
         abort: &AbortFlag,
-    ) -> Result<Option<String>> {
+    ) -> Result<Option<ResultText>> {
         let Some((_, cp)) = self.load_checkpoint(thread, artifact, owner, abort).await? else {
             return Ok(None);
         };
         if cp.value_as_given && cp.owner == *owner {
-            return Ok(Some(cp.value_text().to_string()));
+            return Ok(Some(ResultText::of(cp.value_text())));
         }
         Ok(self
             .record_named(&cp, thread, artifact, owner, Use::Read)?
-            .map(|rec| rec.to_text()))
+            .map(|rec| ResultText::record(&rec)))
     }
 
     /// The record `cp` holds when it is `owner`'s and the one `thread`/`artifact` names.

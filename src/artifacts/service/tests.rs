@@ -1661,3 +1661,66 @@ async fn attach_over_a_one_step_capped_create_is_one_store_call() {
     assert_eq!(race_attaches(Arc::new(svc), "thread-2", 12).await, 3);
     assert!(!store.take().contains(&"delete"), "nothing withdrawn");
 }
+
+/// `call_json` answers `{"result":<text>}` with `,"event":<text>` when someone listens,
+/// the result written once into the answer (issue 13): a decision's answer is exactly
+/// the saved record's text (as the store keeps it) inside that frame, and a result that
+/// holds a registered secret is answered redacted, never as written.
+#[tokio::test]
+async fn answers_frame_the_saved_text_with_the_event_and_redact_a_secret() {
+    for events in [false, true] {
+        let (store, svc) = over_memory_store(events);
+        attach(&svc, "doc").await;
+        let request = on_artifact("doc", json!({ "version": 1, "reviewer": "user:r" }));
+        let text = request.to_string();
+        let out = svc
+            .call_json("approve", request, &text, &AbortFlag::new())
+            .await
+            .unwrap();
+        let key = CheckpointKey::new(NAMESPACE, "thread-1:doc", &owner_scope());
+        let stored = store.load_text(&key).await.unwrap().unwrap();
+        let framed = format!("{{\"result\":{}", stored.value_text());
+        assert!(out.starts_with(&framed), "{out}");
+        let answer: Value = serde_json::from_str(&out).unwrap();
+        let members: Vec<&String> = answer.as_object().unwrap().keys().collect();
+        if events {
+            assert_eq!(members, ["result", "event"]);
+            assert_eq!(answer["event"]["type"], "artifact_approved");
+            assert_eq!(answer["event"]["reviewer"], "user:r");
+            assert_eq!(out, format!("{framed},\"event\":{}}}", answer["event"]));
+        } else {
+            assert_eq!(members, ["result"]);
+            assert_eq!(out, format!("{framed}}}"));
+        }
+    }
+    // A stored record holding the registered secret (written by another writer: the
+    // service redacts what it is asked to save): answered redacted, the frame's text
+    // walked and written again.
+    let (store, svc) = over_memory_store(false);
+    attach(&svc, "doc").await;
+    let key = CheckpointKey::new(NAMESPACE, "thread-1:doc", &owner_scope());
+    let stored = store.load(&key).await.unwrap().unwrap();
+    let mut value = stored.value.clone();
+    value["title"] = json!("key sk-never");
+    store
+        .save(SaveCheckpoint {
+            namespace: NAMESPACE.into(),
+            key: "thread-1:doc".into(),
+            owner: owner_scope(),
+            version: stored.version + 1,
+            expected_version: Some(stored.version),
+            fencing_token: None,
+            value,
+            category: Some("artifact".into()),
+            metadata: None,
+            signal: Default::default(),
+            memo: None,
+        })
+        .await
+        .unwrap();
+    let answered = get_result_text(&svc).await;
+    assert!(!answered.contains("sk-never"), "{answered}");
+    let answer: Value = serde_json::from_str(&answered).unwrap();
+    assert_eq!(answer["id"], "doc");
+    assert!(answer["title"].as_str().unwrap().starts_with("key "));
+}
