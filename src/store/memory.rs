@@ -126,9 +126,9 @@ struct State {
     /// for at most [`MEMO_TEXT_BYTES_KEPT`] (an entry holds only a [`WeakMemo`] of its own).
     memos: VecDeque<(ValueMemo, usize)>,
     memo_text_bytes: usize,
-    /// What the memos no longer kept held (emptied: no load answers them), dropped off
+    /// The memos no longer kept (withdrawn: no load answers them), dropped off
     /// the calling thread (their memory is cold).
-    dropped_memos: DropLater<Box<dyn std::any::Any + Send + Sync>>,
+    dropped_memos: DropLater<ValueMemo>,
 }
 
 /// How many of the most recent saves keep their saver's memo ([`super::ValueMemo`]). A
@@ -151,9 +151,8 @@ impl State {
                 break;
             };
             self.memo_text_bytes -= bytes;
-            if let Some(value) = memo.empty() {
-                self.dropped_memos.push(value);
-            }
+            memo.withdraw();
+            self.dropped_memos.push(memo);
         }
     }
 }

@@ -182,38 +182,69 @@ pub struct CheckpointText {
 /// artifact service's record). A store never reads it; any other write of the key drops it.
 /// A loader about to replace the value may take it ([`Self::take`]): later loads of the
 /// same text then read the text, as they would without a memo.
+/// One allocation per memo: the value sits in its reference-counted cell (issue 13).
 #[derive(Clone)]
-pub struct ValueMemo(Arc<MemoCell>);
+pub struct ValueMemo(Arc<dyn MemoCell>);
 
-type MemoCell = std::sync::Mutex<Option<Box<dyn std::any::Any + Send + Sync>>>;
+/// A memo's cell, of whatever type its value is.
+trait MemoCell: Send + Sync {
+    fn as_any(&self) -> &dyn std::any::Any;
+    fn withdraw(&self);
+}
+
+/// The value, until it is taken; `withdrawn`: answered to nobody any more (the value
+/// stays until the cell is dropped).
+struct Memo<T> {
+    value: Option<T>,
+    withdrawn: bool,
+}
+
+impl<T: std::any::Any + Send> MemoCell for std::sync::Mutex<Memo<T>> {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn withdraw(&self) {
+        crate::util::sync::lock(self).withdrawn = true;
+    }
+}
 
 impl ValueMemo {
-    pub fn new<T: std::any::Any + Send + Sync>(value: T) -> Self {
-        Self(Arc::new(std::sync::Mutex::new(Some(Box::new(value)))))
+    pub fn new<T: std::any::Any + Send>(value: T) -> Self {
+        Self(Arc::new(std::sync::Mutex::new(Memo {
+            value: Some(value),
+            withdrawn: false,
+        })))
+    }
+
+    /// `f` of the value while it is a `T`, neither taken nor withdrawn.
+    fn with<T: std::any::Any, R>(&self, f: impl FnOnce(&mut Option<T>) -> Option<R>) -> Option<R> {
+        let cell = self
+            .0
+            .as_any()
+            .downcast_ref::<std::sync::Mutex<Memo<T>>>()?;
+        let mut memo = crate::util::sync::lock(cell);
+        if memo.withdrawn {
+            return None;
+        }
+        f(&mut memo.value)
     }
 
     /// A copy of the memo, when it is a `T` and was not taken.
     pub fn cloned<T: std::any::Any + Clone>(&self) -> Option<T> {
-        crate::util::sync::lock(&self.0)
-            .as_ref()
-            .and_then(|v| v.downcast_ref::<T>())
-            .cloned()
+        self.with(|value: &mut Option<T>| value.clone())
     }
 
     /// The memo itself, when it is a `T` and was not taken: for a loader that replaces
     /// the value (the copy would be dropped with the old text anyway).
     pub fn take<T: std::any::Any>(&self) -> Option<T> {
-        let mut slot = crate::util::sync::lock(&self.0);
-        if !slot.as_ref().is_some_and(|v| v.is::<T>()) {
-            return None;
-        }
-        slot.take().and_then(|v| v.downcast::<T>().ok()).map(|v| *v)
+        self.with(Option::take)
     }
 
-    /// Empty the memo (nobody is answered it after), handing back what it held for the
-    /// caller to drop where it likes.
-    pub fn empty(&self) -> Option<Box<dyn std::any::Any + Send + Sync>> {
-        crate::util::sync::lock(&self.0).take()
+    /// Answer the memo to nobody from now on; what it holds is dropped with the last
+    /// reference to it (the memory store hands that to another thread).
+    pub fn withdraw(&self) {
+        self.0.withdraw();
     }
 
     /// A reference that does not keep the memo (only a pointer-sized cell of it).
@@ -225,7 +256,7 @@ impl ValueMemo {
 /// A [`ValueMemo`] held without keeping it: the memory store keeps the memos of its most
 /// recent saves and only this of the others.
 #[derive(Clone)]
-pub struct WeakMemo(std::sync::Weak<MemoCell>);
+pub struct WeakMemo(std::sync::Weak<dyn MemoCell>);
 
 impl WeakMemo {
     /// The memo, while something still keeps it.
@@ -243,7 +274,7 @@ impl std::fmt::Debug for ValueMemo {
 /// The same memo (not merely an equal one).
 impl PartialEq for ValueMemo {
     fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
+        std::ptr::addr_eq(Arc::as_ptr(&self.0), Arc::as_ptr(&other.0))
     }
 }
 

@@ -1538,6 +1538,42 @@ fn a_memo_is_taken_once_and_only_as_its_type() {
     assert_eq!(kept.cloned::<String>(), None);
 }
 
+/// A withdrawn memo answers nobody (neither a copy nor the value), and what it holds is
+/// dropped with its last reference, not when it is withdrawn (the memory store hands that
+/// reference to its drop thread).
+#[test]
+fn a_withdrawn_memo_answers_nobody_and_keeps_its_value_until_its_last_reference() {
+    struct Tracked(Arc<std::sync::atomic::AtomicBool>);
+    // A copy tracks nothing: only the memo's own value sets the flag.
+    impl Clone for Tracked {
+        fn clone(&self) -> Self {
+            Self(Arc::default())
+        }
+    }
+    impl Drop for Tracked {
+        fn drop(&mut self) {
+            self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+    let dropped = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let memo = ValueMemo::new(Tracked(dropped.clone()));
+    let weak = memo.downgrade();
+    assert!(memo.cloned::<Tracked>().is_some());
+    assert!(!dropped.load(std::sync::atomic::Ordering::SeqCst));
+    memo.withdraw();
+    assert!(memo.cloned::<Tracked>().is_none());
+    let upgraded = weak.upgrade().expect("still referenced");
+    assert!(upgraded.take::<Tracked>().is_none(), "not taken either");
+    assert!(
+        !dropped.load(std::sync::atomic::Ordering::SeqCst),
+        "kept until the last reference"
+    );
+    drop(upgraded);
+    drop(memo);
+    assert!(dropped.load(std::sync::atomic::Ordering::SeqCst));
+    assert!(weak.upgrade().is_none());
+}
+
 /// The memory store with every call it answers counted by name (`create_capped`
 /// forwarded: the one-step create of issue 13).
 struct Counting {
