@@ -124,19 +124,21 @@ const SCANNED_MEMBERS: usize = 12;
 /// Reads typed fields from one JSON object, naming the field path in every error.
 pub struct Fields<'a> {
     obj: &'a Map<String, Value>,
-    path: String,
+    /// A literal path costs no copy (every request's `input`).
+    path: std::borrow::Cow<'static, str>,
     err: fn(String) -> PrismError,
 }
 
 impl<'a> Fields<'a> {
     /// `value` must be an object; `path` names it in messages (e.g. `input.patch`).
-    pub fn new(value: &'a Value, path: &str, err: fn(String) -> PrismError) -> Result<Self> {
+    pub fn new(
+        value: &'a Value,
+        path: impl Into<std::borrow::Cow<'static, str>>,
+        err: fn(String) -> PrismError,
+    ) -> Result<Self> {
+        let path = path.into();
         match value {
-            Value::Object(obj) => Ok(Self {
-                obj,
-                path: path.to_string(),
-                err,
-            }),
+            Value::Object(obj) => Ok(Self { obj, path, err }),
             other => Err(err(format!(
                 "{path} must be an object, got {}",
                 type_name(other)
@@ -229,7 +231,7 @@ impl<'a> Fields<'a> {
     pub fn opt_object(&self, name: &str) -> Result<Option<Fields<'a>>> {
         match self.get(name) {
             None => Ok(None),
-            Some(v) => Fields::new(v, &self.path(name), self.err).map(Some),
+            Some(v) => Fields::new(v, self.path(name), self.err).map(Some),
         }
     }
 

@@ -115,7 +115,7 @@ struct Snapshot {
 }
 
 fn parse_snapshot(value: &Value, path: &str) -> Result<Snapshot> {
-    let f = Fields::new(value, path, invalid)?;
+    let f = Fields::new(value, path.to_string(), invalid)?;
     input::only(
         &f,
         &[
@@ -169,7 +169,7 @@ pub struct IntegrityReport {
 /// is `span_out_of_range`; `readable: false` is `acl_denied`; a citation or snapshot tenant
 /// different from each other or from the expected `tenantId` is `tenant_mismatch`.
 pub fn check_integrity(value: &Value) -> Result<IntegrityReport> {
-    let f = input::request(value, &["citations", "snapshots", "tenantId"])?;
+    let f = input::request(value, &["citations", "snapshots", "tenantId"], &[])?;
     let citations = parse_citations(
         f.get("citations").unwrap_or(&Value::Null),
         "input.citations",

@@ -57,8 +57,14 @@ pub fn check_shape_within(value: &Value, path: &str, max_depth: usize) -> Result
 
 /// Refuse members not in `allowed`.
 pub fn only(fields: &Fields<'_>, allowed: &[&str]) -> Result<()> {
+    only_in(fields, allowed, &[])
+}
+
+/// Refuse members neither in `allowed` nor in one of the `more` sets.
+fn only_in(fields: &Fields<'_>, allowed: &[&str], more: &[&[&str]]) -> Result<()> {
     for k in fields.object().keys() {
-        if !allowed.contains(&k.as_str()) {
+        let k = k.as_str();
+        if !allowed.contains(&k) && !more.iter().any(|set| set.contains(&k)) {
             return Err(fields.fail(k, "is not a known field"));
         }
     }
@@ -385,7 +391,7 @@ const CITATION_FIELDS: [&str; 11] = [
 
 /// One citation; `caps` bounds the citation size and title, `None` checks types only.
 pub fn citation(value: &Value, path: &str, limits: &ArtifactLimits) -> Result<Citation> {
-    let f = Fields::new(value, path, invalid)?;
+    let f = Fields::new(value, path.to_string(), invalid)?;
     only(&f, &CITATION_FIELDS)?;
     let n = value.to_string().len() as u64;
     if n > limits.citation_bytes {
@@ -465,11 +471,12 @@ pub fn citations(f: &Fields<'_>, limits: &ArtifactLimits) -> Result<Option<Vec<C
         .map(Some)
 }
 
-/// The input object as `Fields`, with the shape checks done.
-pub fn request<'a>(value: &'a Value, allowed: &[&str]) -> Result<Fields<'a>> {
+/// The input object as `Fields`, with the shape checks done: its members must be in
+/// `allowed` or in one of the `more` sets.
+pub fn request<'a>(value: &'a Value, allowed: &[&str], more: &[&[&str]]) -> Result<Fields<'a>> {
     let f = Fields::new(value, "input", invalid)?;
     check_shape(value, "input")?;
-    only(&f, allowed)?;
+    only_in(&f, allowed, more)?;
     Ok(f)
 }
 

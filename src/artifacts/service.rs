@@ -165,11 +165,7 @@ const REVISION: [&str; 9] = [
 ];
 
 fn fields<'a>(v: &'a Value, extra: &[&[&str]]) -> Result<Fields<'a>> {
-    let mut allowed: Vec<&str> = COMMON.to_vec();
-    for set in extra {
-        allowed.extend_from_slice(set);
-    }
-    input::request(v, &allowed)
+    input::request(v, &COMMON, extra)
 }
 
 fn new_id() -> String {

@@ -81,7 +81,7 @@ fn position(f: &Fields<'_>, name: &str) -> Result<u64> {
 /// `LanguageTextEdit`), or the flat `{ line, character, endLine, endCharacter, newText }`
 /// that `rename` returns.
 pub fn parse_edit(v: &Value, path: &str) -> Result<TextEdit> {
-    let f = Fields::new(v, path, PrismError::type_error)?;
+    let f = Fields::new(v, path.to_string(), PrismError::type_error)?;
     let new_text = f.str("newText")?.to_string();
     if let Some(range) = f.opt_object("range")? {
         let start = range.object_field("start")?;

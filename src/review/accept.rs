@@ -263,7 +263,7 @@ fn read_revisions<'a>(artifact: &Fields<'a>) -> Result<Vec<Revision<'a>>> {
         .ok_or_else(|| artifact.fail("revisions", "is required (an array)"))?;
     let mut revisions: Vec<Revision<'_>> = Vec::with_capacity(items.len());
     for (i, v) in items.iter().enumerate() {
-        let rf = Fields::new(v, &elem_path("input.artifact.revisions", i), input_err)?;
+        let rf = Fields::new(v, elem_path("input.artifact.revisions", i), input_err)?;
         let version = rf.u64("version")?;
         if version == 0 {
             return Err(rf.fail("version", "must be a positive integer"));
@@ -293,7 +293,7 @@ fn read_approvals<'a>(artifact: &Fields<'a>) -> Result<Vec<Approval<'a>>> {
     };
     let mut out = Vec::with_capacity(items.len());
     for (i, v) in items.iter().enumerate() {
-        let af = Fields::new(v, &elem_path("input.artifact.approvals", i), input_err)?;
+        let af = Fields::new(v, elem_path("input.artifact.approvals", i), input_err)?;
         let version = match af.get("version") {
             Some(v) => as_u64(v).ok_or_else(|| af.fail("version", "must be a positive integer"))?,
             None => return Err(af.fail("version", "is required (a positive integer)")),

@@ -162,7 +162,7 @@ pub(super) fn parse_servers(v: &Value, max_servers: usize) -> Result<Vec<ServerC
             return Err(type_err("options.servers keys must be 1..128 bytes".into()));
         }
         let path = format!("options.servers.{name}");
-        let f = Fields::new(cfg, &path, type_err)?;
+        let f = Fields::new(cfg, path.clone(), type_err)?;
         let command = f.non_empty_str("command")?;
         if command.len() > 4096 || command.contains('\0') {
             return Err(lsp(
