@@ -1253,7 +1253,26 @@ async fn get_result_text(svc: &ArtifactService) -> String {
     serde_json::to_string(&v["result"]).unwrap()
 }
 
-/// A service over a native memory store (default limits, events as given).
+/// Another writer's plain save of `value` over thread-1/doc at checkpoint version `over`.
+async fn overwrite_doc(store: &MemoryStore, over: u64, value: Value) {
+    store
+        .save(SaveCheckpoint {
+            namespace: NAMESPACE.into(),
+            key: "thread-1:doc".into(),
+            owner: owner_scope(),
+            version: over + 1,
+            expected_version: Some(over),
+            fencing_token: None,
+            value,
+            category: Some("artifact".into()),
+            metadata: None,
+            signal: Default::default(),
+            memo: None,
+        })
+        .await
+        .unwrap();
+}
+
 /// A request on artifact `id` of `thread-1` (the owner's), with `extra`'s members.
 fn on_artifact(id: &str, extra: Value) -> Value {
     let mut v = json!({ "ownership": owner(), "threadId": "thread-1", "artifactId": id });
@@ -1263,6 +1282,7 @@ fn on_artifact(id: &str, extra: Value) -> Value {
     v
 }
 
+/// A service over a native memory store (default limits, events as given).
 fn over_memory_store(events: bool) -> (Arc<MemoryStore>, ArtifactService) {
     let store = Arc::new(MemoryStore::new(MemoryLimits::default()));
     let svc = ArtifactService::new(
@@ -1329,22 +1349,7 @@ async fn get_answers_its_own_saved_text_as_stored_and_rereads_any_other() {
         unreachable!()
     };
     let reversed: serde_json::Map<String, Value> = members.into_iter().rev().collect();
-    store
-        .save(SaveCheckpoint {
-            namespace: NAMESPACE.into(),
-            key: "thread-1:doc".into(),
-            owner: owner_scope(),
-            version: stored.version + 1,
-            expected_version: Some(stored.version),
-            fencing_token: None,
-            value: Value::Object(reversed),
-            category: Some("artifact".into()),
-            metadata: None,
-            signal: Default::default(),
-            memo: None,
-        })
-        .await
-        .unwrap();
+    overwrite_doc(&store, stored.version, Value::Object(reversed)).await;
     let restored = store.load_text(&key).await.unwrap().unwrap();
     assert!(!restored.value_as_given);
     assert_ne!(
@@ -1738,22 +1743,7 @@ async fn answers_frame_the_saved_text_with_the_event_and_redact_a_secret() {
     let stored = store.load(&key).await.unwrap().unwrap();
     let mut value = stored.value.clone();
     value["title"] = json!("key sk-never");
-    store
-        .save(SaveCheckpoint {
-            namespace: NAMESPACE.into(),
-            key: "thread-1:doc".into(),
-            owner: owner_scope(),
-            version: stored.version + 1,
-            expected_version: Some(stored.version),
-            fencing_token: None,
-            value,
-            category: Some("artifact".into()),
-            metadata: None,
-            signal: Default::default(),
-            memo: None,
-        })
-        .await
-        .unwrap();
+    overwrite_doc(&store, stored.version, value).await;
     let answered = get_result_text(&svc).await;
     assert!(!answered.contains("sk-never"), "{answered}");
     let answer: Value = serde_json::from_str(&answered).unwrap();
