@@ -182,6 +182,7 @@ pub struct CheckpointText {
 /// artifact service's record). A store never reads it; any other write of the key drops it.
 /// A loader about to replace the value may take it ([`Self::take`]): later loads of the
 /// same text then read the text, as they would without a memo.
+///
 /// One allocation per memo: the value sits in its reference-counted cell (issue 13).
 #[derive(Clone)]
 pub struct ValueMemo(Arc<dyn MemoCell>);
