@@ -60,8 +60,11 @@ pub fn only(fields: &Fields<'_>, allowed: &[&str]) -> Result<()> {
     only_in(fields, allowed, &[])
 }
 
+/// The members every service request may carry (artifacts and work drafts).
+pub const REQUEST_COMMON: [&str; 3] = ["ownership", "identity", "threadId"];
+
 /// Refuse members neither in `allowed` nor in one of the `more` sets.
-fn only_in(fields: &Fields<'_>, allowed: &[&str], more: &[&[&str]]) -> Result<()> {
+pub fn only_in(fields: &Fields<'_>, allowed: &[&str], more: &[&[&str]]) -> Result<()> {
     for k in fields.object().keys() {
         let k = k.as_str();
         if !allowed.contains(&k) && !more.iter().any(|set| set.contains(&k)) {

@@ -150,7 +150,6 @@ enum Who<'a> {
     Reviewer(&'a str, Decision),
 }
 
-const COMMON: [&str; 3] = ["ownership", "identity", "threadId"];
 /// Revision members of attach and revise.
 const REVISION: [&str; 9] = [
     "uri",
@@ -165,7 +164,7 @@ const REVISION: [&str; 9] = [
 ];
 
 fn fields<'a>(v: &'a Value, extra: &[&[&str]]) -> Result<Fields<'a>> {
-    input::request(v, &COMMON, extra)
+    input::request(v, &input::REQUEST_COMMON, extra)
 }
 
 fn new_id() -> String {

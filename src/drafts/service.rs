@@ -211,13 +211,7 @@ impl WorkDraftService {
 
     fn fields<'a>(&self, v: &'a Value, allowed: &[&str]) -> Result<Fields<'a>> {
         let f = Fields::new(v, "input", invalid)?;
-        for k in f.object().keys() {
-            if !allowed.contains(&k.as_str())
-                && !["ownership", "identity", "threadId"].contains(&k.as_str())
-            {
-                return Err(f.fail(k, "is not a known field"));
-            }
-        }
+        ainput::only_in(&f, &ainput::REQUEST_COMMON, &[allowed])?;
         Ok(f)
     }
 
