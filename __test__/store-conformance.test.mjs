@@ -313,5 +313,40 @@ for (const [name, make] of Object.entries(stores)) {
       }
       assert.deepEqual((await s.listCheckpoints({ namespace: ns })).items, [], 'nothing changed')
     })
+
+    // A string cut inside a surrogate pair (an emoji sliced by UTF-16 index, as agent
+    // transcripts are) holds a lone surrogate. The reference's memory and SQLite stores
+    // keep it; so do ours (the value's JSON text is kept as JSON.stringify wrote it).
+    // PostgreSQL's jsonb cannot hold it, and the host bridge reads values into Rust:
+    // both refuse it as docs/stores.md says, and nothing is saved.
+    test('a value holding lone surrogates: kept and answered as saved where the store keeps text, else refused', async () => {
+      const s = make()
+      const ns = 'lone'
+      const value = { cut: '😀 ok'.slice(0, 1), low: 'x\udfffy', list: ['\ud800', { '\udbff': 'k' }], n: 1e21, fine: '😀' }
+      const keeps = name === 'memory' || name === 'sqlite file'
+      const unreadable = (e) => e instanceof RangeError && e.code === 'ERR_OUT_OF_RANGE' && /input cannot be read/.test(e.message)
+      // Only the value is kept as text: a key is refused by every store.
+      await assert.rejects(s.saveCheckpoint({ namespace: ns, key: 'k\ud800', ...A, version: 1, value: 1 }), unreadable)
+      if (!keeps) {
+        await s.saveCheckpoint({ namespace: ns, key: 'k', ...A, version: 1, value: 'kept' })
+        await assert.rejects(s.saveCheckpoint({ namespace: ns, key: 'k', ...A, version: 2, value }), unreadable)
+        const kept = await s.loadCheckpoint({ namespace: ns, key: 'k', ...A })
+        assert.deepEqual([kept.version, kept.value], [1, 'kept'], 'nothing saved')
+        return
+      }
+      const saved = await s.saveCheckpoint({ namespace: ns, key: 'k', ...A, version: 1, value, metadata: { m: 1 } })
+      assert.deepEqual(saved.value, value)
+      const loaded = await s.loadCheckpoint({ namespace: ns, key: 'k', ...A })
+      assert.deepEqual(loaded.value, value)
+      assert.equal(loaded.value.cut, '\ud83d', 'the lone high surrogate itself')
+      assert.deepEqual(loaded.metadata, { m: 1 })
+      const page = await s.listCheckpoints({ namespace: ns, ...A })
+      assert.equal(page.items.length, 1)
+      assert.deepEqual(page.items[0].value, value)
+      // Replaced by a plain value, and deleted, as any other.
+      await s.saveCheckpoint({ namespace: ns, key: 'k', ...A, version: 2, expectedVersion: 1, value: 'plain' })
+      assert.equal((await s.loadCheckpoint({ namespace: ns, key: 'k', ...A })).value, 'plain')
+      assert.equal(await s.deleteCheckpoint({ namespace: ns, key: 'k', ...A }), true)
+    })
   })
 }

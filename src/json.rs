@@ -16,6 +16,44 @@ pub fn parse(text: &str, err: fn(String) -> PrismError) -> Result<Value> {
     serde_json::from_str(text).map_err(|e| err(format!("input is not valid JSON: {e}")))
 }
 
+/// How deeply the JSON text `text` nests arrays and objects (0: a scalar), counted without
+/// reading it into a value (brackets inside strings do not count). For text already
+/// checked to be JSON (a `RawValue`): whatever else it holds is skipped.
+pub fn nesting(text: &str) -> usize {
+    let b = text.as_bytes();
+    let (mut i, mut depth, mut deepest) = (0, 0usize, 0usize);
+    while let Some(&c) = b.get(i) {
+        match c {
+            b'"' => {
+                // To the closing quote, past escapes (string contents are most of a value).
+                i += 1;
+                loop {
+                    match b
+                        .get(i..)
+                        .and_then(|rest| memchr::memchr2(b'"', b'\\', rest))
+                    {
+                        Some(o) if b[i + o] == b'\\' => i += o + 2,
+                        Some(o) => {
+                            i += o + 1;
+                            break;
+                        }
+                        None => return deepest,
+                    }
+                }
+                continue;
+            }
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    deepest
+}
+
 /// Append `s` as serde_json writes a JSON string (it escapes only `"`, `\\` and control
 /// characters), for texts written member by member (issue 13).
 pub fn push_json_str(out: &mut String, s: &str) {
@@ -300,6 +338,42 @@ mod tests {
             let mut out = String::new();
             push_json_str(&mut out, &text);
             proptest::prop_assert_eq!(out, serde_json::to_string(&text).unwrap());
+        }
+    }
+
+    /// Any JSON value, nested up to 6 levels, its strings full of brackets, quotes and
+    /// backslashes (which `nesting` must skip).
+    fn any_json() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let text = "[\\[\\]{}\"\\\\a-z\u{e9}\u{1f600}]{0,8}";
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i32>().prop_map(|n| json!(n)),
+            text.prop_map(Value::String),
+        ];
+        leaf.prop_recursive(6, 64, 4, move |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                proptest::collection::vec((text, inner), 0..4)
+                    .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+            ]
+        })
+    }
+
+    fn depth(v: &Value) -> usize {
+        match v {
+            Value::Array(a) => 1 + a.iter().map(depth).max().unwrap_or(0),
+            Value::Object(o) => 1 + o.values().map(depth).max().unwrap_or(0),
+            _ => 0,
+        }
+    }
+
+    proptest::proptest! {
+        /// `nesting` of a value's JSON text is the value's depth, whatever its strings hold.
+        #[test]
+        fn nesting_is_the_depth_of_the_value(v in any_json()) {
+            proptest::prop_assert_eq!(nesting(&v.to_string()), depth(&v));
         }
     }
 

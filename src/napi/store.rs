@@ -9,7 +9,9 @@ use super::calls::CallPort;
 use super::guard;
 use super::text::JsText;
 use crate::error::PrismError;
-use crate::store::{self, CheckpointStore, HostCaller, HostCheckpointStore, HostOp, MemoryStore};
+use crate::store::{
+    self, BesideText, CheckpointStore, HostCaller, HostCheckpointStore, HostOp, MemoryStore,
+};
 use napi::bindgen_prelude::Promise;
 use napi::threadsafe_function::ThreadsafeFunction;
 use napi::Env;
@@ -48,8 +50,16 @@ async fn run_op(
 ) -> crate::error::Result<String> {
     match op {
         SAVE => {
-            let req = store::parse_save(&input)?;
-            Ok(inner.save_text(req, None).await?.text.to_string())
+            // A store that keeps text keeps the value's text as JSON.stringify wrote it.
+            let saved = match inner.beside_text() {
+                BesideText::Value => inner.save_text(store::parse_save(&input)?, None).await?,
+                BesideText::Text | BesideText::Memo => {
+                    let (req, value) = store::parse_save_text(&input)?;
+                    let value = value.to_string();
+                    inner.save_text(req, Some(value)).await?
+                }
+            };
+            Ok(saved.text.to_string())
         }
         LOAD => {
             let key = store::parse_key(&input)?;
@@ -60,7 +70,7 @@ async fn run_op(
         }
         LIST => {
             let q = store::parse_list(&input)?;
-            to_json(&inner.list(q).await?)
+            Ok(inner.list_text(q).await?.to_text())
         }
         DELETE => {
             let (key, expected) = store::parse_delete(&input)?;

@@ -78,21 +78,24 @@ impl Default for MemoryLimits {
 
 struct Entry {
     seq: u64,
-    /// Without its value (`null`) when the text was given (`text.value_as_given`): the
-    /// value is then kept once, as text.
+    /// Without its value (`null`) when the text was given (`value_in_text`): the value
+    /// is then kept once, as text.
     cp: Checkpoint,
     /// `cp` as JSON text: loads answer it without serializing or copying the value.
     text: CheckpointText,
+    /// The value is kept only in `text`, as its saver handed it.
+    value_in_text: bool,
     /// The saver's memo of the text, while one of the [`MEMOS_KEPT`] kept still holds it.
     memo: Option<WeakMemo>,
 }
 
 impl Entry {
-    fn new(seq: u64, cp: Checkpoint, text: CheckpointText, memo: Option<&ValueMemo>) -> Self {
+    fn new(seq: u64, (cp, text, value_in_text): Written, memo: Option<&ValueMemo>) -> Self {
         Self {
             seq,
             cp,
             text,
+            value_in_text,
             memo: memo.map(ValueMemo::downgrade),
         }
     }
@@ -107,8 +110,10 @@ impl Entry {
     /// The checkpoint, its value read back from the text when only the text keeps it.
     fn checkpoint(&self) -> Checkpoint {
         let mut cp = self.cp.clone();
-        if self.text.value_as_given {
-            // The text is the value's JSON text (the `save_text` contract): it parses.
+        if self.value_in_text {
+            // The text is the value's JSON text (the `save_text` contract): it parses
+            // unless it holds what a Rust string cannot (a lone surrogate escape), which
+            // only the text answers (`load_text`, `list_text`) carry.
             cp.value = serde_json::from_str(self.text.value_text()).unwrap_or(Value::Null);
         }
         cp
@@ -246,25 +251,32 @@ impl Ord for dyn PositionParts + '_ {
     }
 }
 
+/// What an [`Entry`] keeps of a save: the checkpoint, its text, whether the value is
+/// kept only in the text.
+type Written = (Checkpoint, CheckpointText, bool);
+
 /// The checkpoint `req` writes over `existing`, its text, and the saver's memo of that
 /// text. A value text handed as given is kept once, as the text (`Entry::checkpoint`
-/// reads the value back), and only such a text keeps a memo.
+/// reads the value back). Only a text handed with the saver's memo (the artifact
+/// service's own record) is marked `value_as_given` and keeps the memo: a saver reads
+/// such a text back as its own form, which a text the binding handed (a host's value)
+/// must never pass for.
 fn written(
     mut req: SaveCheckpoint,
     existing: Option<&Checkpoint>,
     now: &str,
     value_text: &str,
     as_given: bool,
-) -> Result<(Checkpoint, CheckpointText, Option<ValueMemo>)> {
+) -> Result<(Written, Option<ValueMemo>)> {
     let memo = req.memo.take();
     let mut cp = req.apply(existing, now)?;
     let mut text = CheckpointText::with_value_text(&cp, value_text);
     if !as_given {
-        return Ok((cp, text, None));
+        return Ok(((cp, text, false), None));
     }
-    text.value_as_given = true;
     cp.value = Value::Null;
-    Ok((cp, text, memo))
+    text.value_as_given = memo.is_some();
+    Ok(((cp, text, true), memo))
 }
 
 fn bound(namespace: String, key: String) -> Position {
@@ -404,10 +416,10 @@ impl MemoryStore {
         if let Some(entry) = st.by_id.get_mut(&found as &dyn PositionParts) {
             // An update: replaced in place (one search), moved to the end of the save
             // order under its own position (no copy of it is made; every entry has one).
-            let (cp, text, memo) = written(req, Some(&entry.cp), &now, value_text, as_given)?;
-            let out = answer(&cp, &text);
+            let (kept, memo) = written(req, Some(&entry.cp), &now, value_text, as_given)?;
+            let out = answer(&kept.0, &kept.1);
             let id = st.saved.remove(&entry.seq);
-            *entry = Entry::new(seq, cp, text, memo.as_ref());
+            *entry = Entry::new(seq, kept, memo.as_ref());
             if let Some(id) = id {
                 st.saved.insert(seq, id);
             }
@@ -424,11 +436,10 @@ impl MemoryStore {
             }
         }
         let id = id_of(&req.namespace, &req.key, owner_key.as_str().to_string());
-        let (cp, text, memo) = written(req, None, &now, value_text, as_given)?;
-        let out = answer(&cp, &text);
+        let (kept, memo) = written(req, None, &now, value_text, as_given)?;
+        let out = answer(&kept.0, &kept.1);
         st.saved.insert(seq, id.clone());
-        st.by_id
-            .insert(id, Entry::new(seq, cp, text, memo.as_ref()));
+        st.by_id.insert(id, Entry::new(seq, kept, memo.as_ref()));
         st.next_seq = seq.wrapping_add(1);
         if let Some(memo) = memo {
             st.keep_memo(memo, bytes);
@@ -488,7 +499,8 @@ impl MemoryStore {
         n
     }
 
-    fn list_sync(&self, q: &ListCheckpoints) -> Result<Page<Checkpoint>> {
+    /// One page of `q`, each selected entry answered as `item` makes it (under the lock).
+    fn list_sync<T>(&self, q: &ListCheckpoints, item: impl Fn(&Entry) -> T) -> Result<Page<T>> {
         q.validate()?;
         let limit = q.page_size(self.limits.max_page_size) as usize;
         let Some((lo, hi)) = walk_range(q)? else {
@@ -514,7 +526,7 @@ impl MemoryStore {
                 more = true;
                 break;
             }
-            items.push(entry.checkpoint());
+            items.push(item(entry));
             last = Some(pos);
         }
         let next_cursor = if more { last.map(cursor::encode) } else { None };
@@ -588,7 +600,13 @@ impl CheckpointStore for MemoryStore {
     }
 
     fn list(&self, query: ListCheckpoints) -> BoxFuture<'_, Result<Page<Checkpoint>>> {
-        let r = self.list_sync(&query);
+        let r = self.list_sync(&query, Entry::checkpoint);
+        Box::pin(async move { r })
+    }
+
+    /// The texts as kept: no value is read or written again.
+    fn list_text(&self, query: ListCheckpoints) -> BoxFuture<'_, Result<Page<CheckpointText>>> {
+        let r = self.list_sync(&query, |entry| entry.text.clone());
         Box::pin(async move { r })
     }
 

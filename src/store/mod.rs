@@ -77,13 +77,31 @@ pub trait CheckpointStore: Send + Sync {
         Box::pin(async move { Ok(self.load(key).await?.map(|cp| CheckpointText::new(&cp))) })
     }
 
-    /// `save`, answered as JSON text. `value_text`, when given, is exactly
-    /// `serde_json::to_string(&req.value)` (the artifact service has it), or, for a store
-    /// whose [`Self::beside_text`] is [`BesideText::Memo`], the value itself (`req.value`
-    /// is then `null`, and `req.memo` may hold the saver's parsed form of it): a store
-    /// that keeps or writes text uses it instead of serializing the value again, and the
-    /// answer carries it as the value (not a store's normalized copy, e.g. PostgreSQL
-    /// `jsonb` key order).
+    /// `list`, each checkpoint answered as JSON text (what the binding returns): a store
+    /// that keeps text answers it as kept, its values not read into values and written
+    /// again (so a value saved as text, lone surrogate escapes included, lists as it
+    /// loads). The default serializes.
+    fn list_text(
+        &self,
+        query: ListCheckpoints,
+    ) -> BoxFuture<'_, crate::error::Result<Page<CheckpointText>>> {
+        Box::pin(async move {
+            let page = self.list(query).await?;
+            Ok(Page {
+                items: page.items.iter().map(CheckpointText::new).collect(),
+                next_cursor: page.next_cursor,
+            })
+        })
+    }
+
+    /// `save`, answered as JSON text. `value_text`, when given, is the JSON text of
+    /// `req.value` (the artifact service has it; the binding has the text
+    /// `JSON.stringify` wrote), or, for a store whose [`Self::beside_text`] is not
+    /// [`BesideText::Value`], the value itself (`req.value` is then `null`, and for
+    /// [`BesideText::Memo`] `req.memo` may hold the saver's parsed form of it): a store
+    /// that keeps or writes text keeps exactly it instead of serializing the value again,
+    /// and the answer carries it as the value (not a store's normalized copy, e.g.
+    /// PostgreSQL `jsonb` key order).
     fn save_text(
         &self,
         req: SaveCheckpoint,
@@ -154,7 +172,9 @@ pub trait CheckpointStore: Send + Sync {
 pub enum BesideText {
     /// `req.value` too.
     Value,
-    /// `req.value` may be `null`; `req.memo` is kept with the text.
+    /// `req.value` may be `null`: the store keeps the text as given (SQLite).
+    Text,
+    /// As [`Self::Text`], and `req.memo` is kept with the text (the memory store).
     Memo,
 }
 
@@ -225,4 +245,4 @@ pub use model::{
 };
 pub use postgres::{PostgresOptions, PostgresPersistence};
 pub use sqlite::{SqliteOptions, SqlitePersistence};
-pub use wire::{parse_delete, parse_key, parse_list, parse_save};
+pub use wire::{parse_delete, parse_key, parse_list, parse_save, parse_save_text};

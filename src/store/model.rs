@@ -401,6 +401,30 @@ pub struct Page<T> {
     pub next_cursor: Option<String>,
 }
 
+impl Page<CheckpointText> {
+    /// The page's JSON text (`PersistencePage<CheckpointRecord>`), its records' texts as
+    /// the store answered them.
+    pub fn to_text(&self) -> String {
+        let mut out = String::with_capacity(
+            32 + self.items.iter().map(|cp| cp.text.len() + 1).sum::<usize>(),
+        );
+        out.push_str("{\"items\":[");
+        for (i, cp) in self.items.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(&cp.text);
+        }
+        out.push(']');
+        if let Some(cursor) = &self.next_cursor {
+            out.push_str(",\"nextCursor\":");
+            crate::json::push_json_str(&mut out, cursor);
+        }
+        out.push('}');
+        out
+    }
+}
+
 impl Checkpoint {
     /// True when `self` is what `query` selects (every store's filter, in one place).
     pub fn selected_by(&self, q: &ListCheckpoints) -> bool {

@@ -393,12 +393,15 @@ fn load_sync(conn: &mut Connection, k: &CheckpointKey) -> Result<Option<Checkpoi
 /// The record as text, its value the stored text (checked to be JSON, not parsed into a
 /// value and written again).
 fn load_text_sync(conn: &mut Connection, k: &CheckpointKey) -> Result<Option<CheckpointText>> {
-    let Some(raw) = load_raw(conn, k)? else {
-        return Ok(None);
-    };
+    load_raw(conn, k)?.map(as_text).transpose()
+}
+
+/// A row as its record's text, the value the stored text as it is (checked to be JSON:
+/// a lone surrogate escape a saver wrote stays).
+fn as_text(raw: RawRow) -> Result<CheckpointText> {
     serde_json::from_str::<serde::de::IgnoredAny>(&raw.value).map_err(malformed)?;
     let (cp, value) = with_metadata(raw)?;
-    Ok(Some(CheckpointText::with_value_text(&cp, &value)))
+    Ok(CheckpointText::with_value_text(&cp, &value))
 }
 
 /// The `WHERE … ORDER BY … LIMIT` of a listing, with its parameters.
@@ -470,7 +473,14 @@ fn list_sql(q: &ListCheckpoints, after: Option<&Position>, fetch: i64) -> (Strin
 }
 
 /// One page from rows fetched one past the page: the extra row means a next cursor.
-fn page_of(rows: Vec<RawRow>, q: &ListCheckpoints, limit: usize) -> Result<Page<Checkpoint>> {
+/// One page of `rows` (read one past `limit`), each row `q` selects answered as `item`
+/// makes it.
+fn page_of<T>(
+    rows: Vec<RawRow>,
+    q: &ListCheckpoints,
+    limit: usize,
+    item: fn(RawRow) -> Result<T>,
+) -> Result<Page<T>> {
     let mut items = Vec::with_capacity(rows.len().min(limit));
     let mut last = None;
     let mut more = false;
@@ -484,9 +494,9 @@ fn page_of(rows: Vec<RawRow>, q: &ListCheckpoints, limit: usize) -> Result<Page<
             key: raw.cp.key.clone(),
             owner_key: raw.owner_key.clone(),
         };
-        let cp = finish(raw)?;
-        if cp.selected_by(q) {
-            items.push(cp);
+        // The filter reads no value or metadata: the row's own columns decide.
+        if raw.cp.selected_by(q) {
+            items.push(item(raw)?);
         }
         last = Some(position);
     }
@@ -512,7 +522,11 @@ fn count_sync(conn: &mut Connection, q: &ListCheckpoints, cap: u64) -> Result<u6
     Ok(u64::try_from(n).unwrap_or(0))
 }
 
-fn list_sync(conn: &mut Connection, q: &ListCheckpoints) -> Result<Page<Checkpoint>> {
+fn list_sync<T>(
+    conn: &mut Connection,
+    q: &ListCheckpoints,
+    item: fn(RawRow) -> Result<T>,
+) -> Result<Page<T>> {
     let limit = q.page_size(PAGE_SIZE_SQL);
     let after = cursor::after(q)?;
     let (sql, p) = list_sql(q, after.as_ref(), i64::from(limit) + 1);
@@ -521,7 +535,7 @@ fn list_sync(conn: &mut Connection, q: &ListCheckpoints) -> Result<Page<Checkpoi
         .query_map(params_from_iter(p), read_row)
         .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
         .map_err(db_error)?;
-    page_of(rows, q, limit as usize)
+    page_of(rows, q, limit as usize, item)
 }
 
 fn delete_sync(conn: &mut Connection, k: &CheckpointKey, expected: Option<u64>) -> Result<bool> {
@@ -674,8 +688,22 @@ impl CheckpointStore for SqliteCheckpointStore {
         Box::pin(async move {
             query.validate()?;
             cursor::after(&query)?;
-            read(&self.shared, move |c| list_sync(c, &query)).await
+            read(&self.shared, move |c| list_sync(c, &query, finish)).await
         })
+    }
+
+    /// The stored value texts as they are (see [`as_text`]).
+    fn list_text(&self, query: ListCheckpoints) -> BoxFuture<'_, Result<Page<CheckpointText>>> {
+        Box::pin(async move {
+            query.validate()?;
+            cursor::after(&query)?;
+            read(&self.shared, move |c| list_sync(c, &query, as_text)).await
+        })
+    }
+
+    /// The value's text is kept as given: `req.value` is not read when it comes.
+    fn beside_text(&self) -> super::BesideText {
+        super::BesideText::Text
     }
 
     fn delete<'a>(

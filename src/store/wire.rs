@@ -9,6 +9,8 @@ use super::model::{
 use crate::error::{PrismError, Result};
 use crate::json::{type_name, Fields};
 use crate::util::MAX_SAFE_INTEGER;
+use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 const OWNER: [&str; 3] = ["tenantId", "accountId", "userId"];
@@ -29,8 +31,7 @@ fn parse_object(text: &str) -> Result<Value> {
         )));
     }
     // JSON.stringify made it, so the only parse failure is nesting past serde's limit.
-    let v: Value = serde_json::from_str(text)
-        .map_err(|e| PrismError::range(format!("input cannot be read: {e}")))?;
+    let v: Value = serde_json::from_str(text).map_err(unreadable)?;
     if !v.is_object() {
         return Err(type_error(format!(
             "input must be an object, got {}",
@@ -87,17 +88,41 @@ fn counter(f: &Fields<'_>, name: &str) -> Result<Option<u64>> {
     }
 }
 
-/// `saveCheckpoint` input.
+/// `saveCheckpoint` input, its value read into `req.value` (a store that keeps values,
+/// not text: PostgreSQL, a host's store).
 pub fn parse_save(text: &str) -> Result<SaveCheckpoint> {
-    let v = parse_object(text)?;
+    let (mut req, value) = parse_save_text(text)?;
+    req.value = serde_json::from_str(value).map_err(unreadable)?;
+    Ok(req)
+}
+
+/// `saveCheckpoint` input, `req.value` left `null`, and the value's JSON text exactly as
+/// `JSON.stringify` wrote it, checked to be JSON but not read into a value: a store that
+/// keeps text (memory, SQLite) keeps it as given, so a string holding a lone UTF-16
+/// surrogate (written as an escape such as `\ud800`, which a Rust string cannot hold)
+/// loads back as it was saved, as the reference's stores keep it.
+pub fn parse_save_text(text: &str) -> Result<(SaveCheckpoint, &str)> {
+    if text.len() > MAX_INPUT_BYTES || !text.trim_start().starts_with('{') {
+        // Too large, or not an object: refused as any other input is.
+        parse_object(text)?;
+    }
+    let SaveMembers { members, value } = serde_json::from_str(text).map_err(unreadable)?;
+    let value = value.map(RawValue::get);
+    // The request object is one level, as when the whole text was read into a value.
+    if value.is_some_and(|v| 1 + crate::json::nesting(v) >= crate::json::MAX_DEPTH) {
+        return Err(unreadable(format!(
+            "it nests deeper than {} levels",
+            crate::json::MAX_DEPTH
+        )));
+    }
+    let v = Value::Object(members);
     let f = Fields::new(&v, "input", type_error)?;
-    const FIELDS: [&str; 8] = [
+    const FIELDS: [&str; 7] = [
         "namespace",
         "key",
         "version",
         "expectedVersion",
         "fencingToken",
-        "value",
         "category",
         "metadata",
     ];
@@ -116,12 +141,15 @@ pub fn parse_save(text: &str) -> Result<SaveCheckpoint> {
             )))
         }
     };
+    let expected_version = counter(&f, "expectedVersion")?;
+    let fencing_token = counter(&f, "fencingToken")?;
+    let value = value.ok_or_else(|| {
+        conflict("Checkpoint value must be JSON serializable: not JSON serializable")
+    })?;
     let req = SaveCheckpoint {
-        expected_version: counter(&f, "expectedVersion")?,
-        fencing_token: counter(&f, "fencingToken")?,
-        value: f.get("value").cloned().ok_or_else(|| {
-            conflict("Checkpoint value must be JSON serializable: not JSON serializable")
-        })?,
+        expected_version,
+        fencing_token,
+        value: Value::Null,
         category: f.opt_str("category")?.map(str::to_string),
         owner: owner(&f)?,
         namespace,
@@ -132,7 +160,51 @@ pub fn parse_save(text: &str) -> Result<SaveCheckpoint> {
         memo: None,
     };
     req.validate()?;
-    Ok(req)
+    Ok((req, value))
+}
+
+fn unreadable(e: impl std::fmt::Display) -> PrismError {
+    PrismError::range(format!("input cannot be read: {e}"))
+}
+
+/// A `saveCheckpoint` input object: its members but `value`, read into values, and
+/// `value` as its JSON text (the last of repeated members wins, as when read into a
+/// value).
+struct SaveMembers<'a> {
+    members: Map<String, Value>,
+    value: Option<&'a RawValue>,
+}
+
+impl<'de> Deserialize<'de> for SaveMembers<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Members;
+        impl<'de> Visitor<'de> for Members {
+            type Value = SaveMembers<'de>;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<Self::Value, A::Error> {
+                let mut out = SaveMembers {
+                    members: Map::new(),
+                    value: None,
+                };
+                while let Some(k) = map.next_key::<String>()? {
+                    if k == "value" {
+                        out.value = Some(map.next_value()?);
+                    } else {
+                        out.members.insert(k, map.next_value()?);
+                    }
+                }
+                Ok(out)
+            }
+        }
+        d.deserialize_map(Members)
+    }
 }
 
 /// `loadCheckpoint` input.

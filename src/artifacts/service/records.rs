@@ -221,6 +221,7 @@ impl ArtifactService {
     fn save_request(&self, rec: Record, key: CheckpointKey, expected: u64) -> SaveCheckpoint {
         let (value, memo) = match self.store.beside_text() {
             BesideText::Value => (rec.to_value(), None),
+            BesideText::Text => (serde_json::Value::Null, None),
             BesideText::Memo => (serde_json::Value::Null, Some(ValueMemo::new(rec))),
         };
         SaveCheckpoint {

@@ -1349,7 +1349,8 @@ async fn get_answers_its_own_saved_text_as_stored_and_rereads_any_other() {
         unreachable!()
     };
     let reversed: serde_json::Map<String, Value> = members.into_iter().rev().collect();
-    overwrite_doc(&store, stored.version, Value::Object(reversed)).await;
+    let reversed = Value::Object(reversed);
+    overwrite_doc(&store, stored.version, reversed.clone()).await;
     let restored = store.load_text(&key).await.unwrap().unwrap();
     assert!(!restored.value_as_given);
     assert_ne!(
@@ -1357,6 +1358,27 @@ async fn get_answers_its_own_saved_text_as_stored_and_rereads_any_other() {
         answered,
         "stored in another member order"
     );
+    assert_eq!(
+        get_result_text(&svc).await,
+        answered,
+        "read and written in the record's form"
+    );
+
+    // The same text handed as a host's `saveCheckpoint` crosses the binding: the value's
+    // text kept as given, without a memo. It is not the service's own form either.
+    let mut request = serde_json::to_value(owner_scope()).unwrap();
+    request["namespace"] = json!(NAMESPACE);
+    request["key"] = json!("thread-1:doc");
+    request["version"] = json!(restored.version + 1);
+    request["expectedVersion"] = json!(restored.version);
+    request["category"] = json!("artifact");
+    let request = request.to_string();
+    let request = format!("{},\"value\":{reversed}}}", &request[..request.len() - 1]);
+    let (req, value) = crate::store::parse_save_text(&request).unwrap();
+    store.save_text(req, Some(value.into())).await.unwrap();
+    let handed = store.load_text(&key).await.unwrap().unwrap();
+    assert_eq!(handed.value_text(), reversed.to_string(), "kept as given");
+    assert!(!handed.value_as_given && handed.memo.is_none());
     assert_eq!(
         get_result_text(&svc).await,
         answered,
