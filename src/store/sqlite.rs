@@ -472,9 +472,8 @@ fn list_sql(q: &ListCheckpoints, after: Option<&Position>, fetch: i64) -> (Strin
     (sql, p)
 }
 
-/// One page from rows fetched one past the page: the extra row means a next cursor.
-/// One page of `rows` (read one past `limit`), each row `q` selects answered as `item`
-/// makes it.
+/// One page from rows fetched one past the page (the extra row means a next cursor),
+/// each row `q` selects answered as `item` makes it.
 fn page_of<T>(
     rows: Vec<RawRow>,
     q: &ListCheckpoints,
