@@ -263,3 +263,47 @@ test('pure functions: wrong types, huge, deep, cyclic and __proto__ inputs are t
   assert.throws(() => citationBindingDigest([{ uri: 'https://a', support: 2 }]), isReason('invalid_input'))
   assert.throws(() => approvalEvidenceIntact({}, 0), isReason('invalid_input'))
 })
+
+// A string cut inside a surrogate pair (an emoji sliced by UTF-16 index, as agent output
+// often is) holds a lone surrogate, which the reference keeps and a Rust string cannot:
+// the service reads every request string as String.prototype.toWellFormed() makes it
+// (a lone surrogate becomes U+FFFD), except identities, which are compared exactly and
+// refused instead (docs/artifacts.md).
+test('a lone surrogate in content is read as U+FFFD; in an identity it is refused and nothing changes', async () => {
+  const svc = createArtifactService(createMemoryCheckpointStore(), { redactor: createSecretRedactor([]), linkSecret: LINK_SECRET })
+  const cut = 'cut 😀'.slice(0, 5)
+  assert.equal(cut.isWellFormed(), false)
+  const citations = [{ uri: 'https://src.example/a', title: cut }]
+  const rec = await svc.attach({
+    ownership, threadId: 'th', id: 'doc', uri: 'https://x/y', mime: 'text/plain', hash: 'h',
+    title: cut, preview: { text: cut, whole: '😀 stays', [cut]: 1 }, citations,
+  })
+  const fixed = cut.toWellFormed()
+  assert.equal(fixed, 'cut \ufffd')
+  assert.equal(rec.title, fixed)
+  assert.deepEqual(rec.revisions[0].preview, { text: fixed, whole: '😀 stays', [fixed]: 1 })
+  assert.equal(rec.revisions[0].citations[0].title, fixed)
+  const approved = await svc.approve({ ownership, threadId: 'th', artifactId: 'doc', version: 1, reviewer: 'user:r', note: cut })
+  assert.equal(approved.approvals[0].note, fixed)
+  // The digest a host computes over the citations it sent is the one recorded.
+  assert.equal(approved.approvals[0].evidenceDigest, citationBindingDigest(citations))
+  assert.equal(citationBindingDigest(citations), citationBindingDigest([{ uri: 'https://src.example/a', title: fixed }]))
+  assert.deepEqual(await svc.get({ ownership, threadId: 'th', artifactId: 'doc' }), approved)
+
+  // Identities: refused with a message that says why, nothing saved or decided.
+  const lone = (e, reason) => isReason(reason)(e) && /lone UTF-16 surrogate/.test(e.message)
+  await assert.rejects(
+    svc.attach({ ownership: { tenantId: `t${cut}` }, threadId: 'th', id: 'x', uri: 'https://x/y', mime: 'text/plain', hash: 'h' }),
+    (e) => lone(e, 'ownership'),
+  )
+  await assert.rejects(
+    svc.reject({ ownership, threadId: 'th', artifactId: 'doc', version: 1, reviewer: `user:${cut}` }),
+    (e) => lone(e, 'invalid_input'),
+  )
+  assert.deepEqual(await svc.get({ ownership, threadId: 'th', artifactId: 'doc' }), approved, 'nothing decided')
+  assert.equal((await svc.list({ ownership, threadId: 'th' })).items.length, 1, 'nothing attached')
+  // A U+FFFD the caller wrote, in a request without a lone surrogate, is an identity like any other.
+  const own = { tenantId: 't\ufffd' }
+  await svc.attach({ ownership: own, threadId: 'th', id: 'y', uri: 'https://x/y', mime: 'text/plain', hash: 'h' })
+  assert.equal((await svc.get({ ownership: own, threadId: 'th', artifactId: 'y' })).tenantId, 't\ufffd')
+})

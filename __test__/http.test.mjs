@@ -703,3 +703,25 @@ describe('toNodeListener with any fetch handler', () => {
     }
   })
 })
+
+test('over real HTTP, a lone surrogate in a body reads as the service reads it: U+FFFD in content, 400 in the reviewer', async () => {
+  const service = createRealService({ linkSecret })
+  const s = await serve(createArtifactHandler({ service, authorize: () => OWNER, linkSecret }))
+  try {
+    const cut = 'cut 😀'.slice(0, 5)
+    const post = (path, body) => fetch(`${s.url}/prism/artifacts${path}`, { method: 'POST', headers: JSON_TYPE, body: JSON.stringify(body) })
+    const created = await post('/t', { id: 'a', uri: 'https://x', mime: 'm', hash: 'h', title: cut })
+    assert.equal(created.status, 201)
+    assert.equal((await created.json()).title, 'cut \ufffd')
+    const refused = await post('/t/a/approve', { version: 1, reviewer: `user:${cut}` })
+    assert.equal(refused.status, 400)
+    const { error } = await refused.json()
+    assert.equal(error.code, 'invalid_input')
+    assert.match(error.message, /lone UTF-16 surrogate/)
+    const approved = await post('/t/a/approve', { version: 1, reviewer: 'user:r', note: cut })
+    assert.equal(approved.status, 200)
+    assert.equal((await approved.json()).approvals[0].note, 'cut \ufffd')
+  } finally {
+    await s.close()
+  }
+})

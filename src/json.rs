@@ -13,7 +13,87 @@ pub const MAX_DEPTH: usize = 128;
 /// Parse JSON text that came from `JSON.stringify` in the JS layer. serde_json refuses
 /// nesting deeper than 128 levels, so hostile depth is an error, not a stack overflow.
 pub fn parse(text: &str, err: fn(String) -> PrismError) -> Result<Value> {
-    serde_json::from_str(text).map_err(|e| err(format!("input is not valid JSON: {e}")))
+    serde_json::from_str(text).map_err(|e| err(unreadable("input", text, &e)))
+}
+
+/// Why `text` (the `subject`) cannot be read: JSON's own error, or, when the text reads
+/// once its lone surrogates are U+FFFD, that it holds one (JSON.stringify writes a
+/// string cut inside a surrogate pair as valid JSON that no Rust string can hold).
+pub fn unreadable(subject: &str, text: &str, e: &serde_json::Error) -> String {
+    match well_formed_escapes(text) {
+        Some(fixed) if serde_json::from_str::<Value>(&fixed).is_ok() => format!(
+            "{subject} holds a string with a lone UTF-16 surrogate (cut inside a surrogate \
+             pair), which cannot be read here; String.prototype.toWellFormed() makes it readable"
+        ),
+        _ => format!("{subject} is not valid JSON: {e}"),
+    }
+}
+
+/// [`parse`], reading strings as `String.prototype.toWellFormed()` makes them: a
+/// lone UTF-16 surrogate (which `JSON.stringify` writes as an escape such as `\ud83d`,
+/// and which a Rust string cannot hold) becomes U+FFFD. `true` beside the value when one
+/// did. Text without such an escape is read exactly as `parse` reads it, at its cost.
+pub fn parse_well_formed(text: &str, err: fn(String) -> PrismError) -> Result<(Value, bool)> {
+    read_well_formed("input", text).map_err(err)
+}
+
+/// [`parse_well_formed`], answering why not as a message about `subject` (the HTTP
+/// adapter's "request body").
+pub fn read_well_formed(subject: &str, text: &str) -> std::result::Result<(Value, bool), String> {
+    match serde_json::from_str(text) {
+        Ok(v) => Ok((v, false)),
+        Err(e) => match well_formed_escapes(text) {
+            Some(fixed) => serde_json::from_str(&fixed)
+                .map(|v| (v, true))
+                .map_err(|e| format!("{subject} is not valid JSON: {e}")),
+            None => Err(unreadable(subject, text, &e)),
+        },
+    }
+}
+
+/// The JSON text `text` with every escape of a lone UTF-16 surrogate replaced by
+/// `\ufffd` (an escaped pair stays), or `None` when it has none. In JSON a backslash
+/// occurs only inside strings and always starts an escape, so no other state is needed.
+pub fn well_formed_escapes(text: &str) -> Option<String> {
+    let b = text.as_bytes();
+    let unit = |at: usize| -> Option<u16> {
+        let hex = std::str::from_utf8(b.get(at..at + 4)?).ok()?;
+        u16::from_str_radix(hex, 16).ok()
+    };
+    let escaped_unit = |at: usize| -> Option<u16> {
+        (b.get(at) == Some(&b'\\') && b.get(at + 1) == Some(&b'u'))
+            .then(|| unit(at + 2))
+            .flatten()
+    };
+    let (mut out, mut copied, mut i) = (None::<String>, 0, 0);
+    while let Some(o) = b.get(i..).and_then(|rest| memchr::memchr(b'\\', rest)) {
+        let at = i + o;
+        let lone = match escaped_unit(at) {
+            Some(0xD800..=0xDBFF) => {
+                if escaped_unit(at + 6).is_some_and(|low| (0xDC00..=0xDFFF).contains(&low)) {
+                    i = at + 12;
+                    continue;
+                }
+                true
+            }
+            Some(0xDC00..=0xDFFF) => true,
+            _ => false,
+        };
+        if !lone {
+            // Any other escape, `\\` included: both bytes at once.
+            i = at + 2;
+            continue;
+        }
+        let o = out.get_or_insert_with(|| String::with_capacity(text.len()));
+        o.push_str(&text[copied..at]);
+        o.push_str("\\ufffd");
+        copied = at + 6;
+        i = at + 6;
+    }
+    out.map(|mut o| {
+        o.push_str(&text[copied..]);
+        o
+    })
 }
 
 /// How deeply the JSON text `text` nests arrays and objects (0: a scalar), counted without
@@ -369,6 +449,62 @@ mod tests {
         }
     }
 
+    /// A JSON string of UTF-16 `units` as `JSON.stringify` writes it (a lone surrogate
+    /// escaped, a pair as UTF-8), or, with `escape_pairs`, as writers that escape every
+    /// non-ASCII unit do; backslashes and quotes escaped.
+    fn js_string(units: &[u16], escape_pairs: bool) -> String {
+        let mut out = String::from("\"");
+        for r in char::decode_utf16(units.iter().copied()) {
+            match r {
+                Ok(c) if escape_pairs && !c.is_ascii() => {
+                    let mut buf = [0u16; 2];
+                    for u in c.encode_utf16(&mut buf) {
+                        out.push_str(&format!("\\u{u:04x}"));
+                    }
+                }
+                Ok(c) => {
+                    let quoted = serde_json::to_string(&c.to_string()).unwrap();
+                    out.push_str(&quoted[1..quoted.len() - 1]);
+                }
+                Err(e) => out.push_str(&format!("\\u{:04x}", e.unpaired_surrogate())),
+            }
+        }
+        out.push('"');
+        out
+    }
+
+    proptest::proptest! {
+        /// Strings of any UTF-16 units (lone surrogates, pairs, backslashes, quotes), as
+        /// JSON.stringify writes them and with every unit escaped, read back as
+        /// `toWellFormed` makes them (`from_utf16_lossy`); text without a lone surrogate
+        /// is left alone.
+        #[test]
+        fn lone_surrogate_escapes_read_as_to_well_formed(
+            units in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::prelude::Just(0xD83Du16),
+                    proptest::prelude::Just(0xDE00u16),
+                    0xD800u16..=0xDFFF,
+                    proptest::prelude::Just(u16::from(b'\\')),
+                    proptest::prelude::Just(u16::from(b'"')),
+                    proptest::prelude::Just(u16::from(b'u')),
+                    0x20u16..0x7f,
+                    0x80u16..0xD800,
+                ],
+                0..12,
+            ),
+            escape_pairs in proptest::bool::ANY,
+        ) {
+            let text = format!("{{\"s\":{}}}", js_string(&units, escape_pairs));
+            let want = String::from_utf16_lossy(&units);
+            let (v, replaced) = parse_well_formed(&text, e).unwrap();
+            proptest::prop_assert_eq!(v["s"].as_str(), Some(want.as_str()));
+            let lone = char::decode_utf16(units.iter().copied()).any(|r| r.is_err());
+            proptest::prop_assert_eq!(replaced, lone);
+            proptest::prop_assert_eq!(well_formed_escapes(&text).is_some(), lone);
+        }
+    }
+
     proptest::proptest! {
         /// `nesting` of a value's JSON text is the value's depth, whatever its strings hold.
         #[test]
@@ -415,6 +551,17 @@ mod tests {
         assert!(f.opt_u64("neg").is_err());
         assert!(f.opt_str("n").is_err());
         assert!(Fields::new(&json!([1]), "input", e).is_err());
+    }
+
+    /// A strict read of a lone surrogate says so; any other bad text is JSON's error.
+    #[test]
+    fn parse_names_a_lone_surrogate() {
+        let m = parse(r#"{"s":"cut \ud83d"}"#, e).unwrap_err().message;
+        assert!(m.contains("lone UTF-16 surrogate"), "{m}");
+        for bad in [r#"{"s":"\ud83d" x}"#, r#"{"s":1,}"#] {
+            let m = parse(bad, e).unwrap_err().message;
+            assert!(m.starts_with("input is not valid JSON: "), "{m}");
+        }
     }
 
     #[test]

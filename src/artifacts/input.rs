@@ -74,6 +74,38 @@ pub fn only_in(fields: &Fields<'_>, allowed: &[&str], more: &[&[&str]]) -> Resul
     Ok(())
 }
 
+/// After a request's lone UTF-16 surrogates were read as U+FFFD
+/// ([`crate::json::parse_well_formed`]): its identity members (`ownership`, `identity`,
+/// `reviewer`) must hold no U+FFFD. Identities are compared exactly, so two that differ
+/// only in lone surrogates must never become one: such a member is refused, not replaced
+/// (a U+FFFD the caller wrote is refused too, in a request that held a lone surrogate).
+pub fn identities_exact(input: &Value) -> Result<()> {
+    fn holds_replacement(v: &Value) -> bool {
+        match v {
+            Value::String(s) => s.contains('\u{fffd}'),
+            Value::Array(items) => items.iter().any(holds_replacement),
+            Value::Object(obj) => obj
+                .iter()
+                .any(|(k, v)| k.contains('\u{fffd}') || holds_replacement(v)),
+            _ => false,
+        }
+    }
+    for name in ["ownership", "identity", "reviewer"] {
+        if input.get(name).is_some_and(holds_replacement) {
+            let message = format!(
+                "input.{name} holds a lone UTF-16 surrogate (a string cut inside a surrogate \
+                 pair): identities are compared exactly, so it is refused, not replaced by U+FFFD"
+            );
+            return Err(if name == "ownership" {
+                err(R::Ownership, message)
+            } else {
+                invalid(message)
+            });
+        }
+    }
+    Ok(())
+}
+
 fn has_control(s: &str) -> bool {
     s.chars().any(|c| c.is_control())
 }
@@ -511,6 +543,33 @@ pub fn too_large(reason: R, what: &str, n: usize, cap: u64) -> PrismError {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A request whose lone surrogates were read as U+FFFD: content members keep the
+    /// replacement, identity members (nested, in keys too) refuse it with their reason.
+    #[test]
+    fn identities_refuse_what_a_lone_surrogate_became() {
+        let text = r#"{"ownership":{"tenantId":"t"},"title":"cut \ud83d","reviewer":"user:r"}"#;
+        let (v, replaced) = crate::json::parse_well_formed(text, invalid).unwrap();
+        assert!(replaced);
+        assert_eq!(v["title"], "cut \u{fffd}");
+        identities_exact(&v).unwrap();
+        for (bad, reason) in [
+            (
+                json!({ "ownership": { "userId": "u\u{fffd}" } }),
+                R::Ownership,
+            ),
+            (json!({ "reviewer": "user:\u{fffd}" }), R::InvalidInput),
+            (
+                json!({ "identity": { "principal": { "id": "p\u{fffd}" } } }),
+                R::InvalidInput,
+            ),
+            (json!({ "identity": { "\u{fffd}": 1 } }), R::InvalidInput),
+        ] {
+            let e = identities_exact(&bad).unwrap_err();
+            assert_eq!(e.reason(), Some(reason.as_str()), "{bad}");
+            assert!(e.message.contains("lone UTF-16 surrogate"), "{}", e.message);
+        }
+    }
 
     #[test]
     fn local_paths_are_detected() {

@@ -15,12 +15,8 @@ use serde_json::{Map, Value};
 pub const RESERVED_KEYS: [&str; 3] = ["ownership", "identity", "signal"];
 
 /// serde_json's own recursion limit (128) bounds nesting; this is the message prefix.
-fn invalid_json(detail: impl std::fmt::Display) -> HttpError {
-    HttpError::new(
-        400,
-        "invalid_json",
-        format!("request body is not valid JSON: {detail}"),
-    )
+fn invalid_json(message: String) -> HttpError {
+    HttpError::new(400, "invalid_json", message)
 }
 
 fn invalid_input(message: impl Into<String>) -> HttpError {
@@ -152,7 +148,15 @@ pub fn check_body(
     let value: Value = if text.trim().is_empty() {
         Value::Object(Map::new())
     } else {
-        serde_json::from_str(text).map_err(invalid_json)?
+        // Strings are read as the service reads them: a lone surrogate as U+FFFD, except
+        // in identities (docs/artifacts.md).
+        let (value, replaced) =
+            crate::json::read_well_formed("request body", text).map_err(invalid_json)?;
+        if replaced {
+            crate::artifacts::input::identities_exact(&value)
+                .map_err(|e| invalid_input(e.message))?;
+        }
+        value
     };
     let mut obj = match value {
         Value::Object(obj) => obj,
@@ -317,12 +321,28 @@ mod tests {
 
     #[test]
     fn malformed_json_is_invalid_json() {
-        for t in ["{", "nul", "{\"a\":}", "{} {}", "\"\\ud800\""] {
+        for t in ["{", "nul", "{\"a\":}", "{} {}", "{\"a\":\"\\ud800\"} x"] {
             let e = err(Operation::Approve, t);
             assert_eq!((e.status, e.code), (400, "invalid_json"), "{t}");
         }
         let deep = "[".repeat(5000) + &"]".repeat(5000);
         assert_eq!(err(Operation::Approve, &deep).code, "invalid_json");
+    }
+
+    /// A lone surrogate reads as U+FFFD, as the service reads it; in the reviewer (an
+    /// identity) it is refused, saying why.
+    #[test]
+    fn lone_surrogates_read_as_the_service_reads_them() {
+        let body = r#"{"version":1,"note":"cut \ud83d","reviewer":"user:r"}"#;
+        let obj = check_body(Operation::Approve, body, Some("t1"), Some("a1")).unwrap();
+        assert_eq!(obj["note"], "cut \u{fffd}");
+        let e = err(
+            Operation::Approve,
+            r#"{"version":1,"reviewer":"user:\udfff"}"#,
+        );
+        assert_eq!((e.status, e.code), (400, "invalid_input"));
+        assert!(e.message.contains("lone UTF-16 surrogate"), "{}", e.message);
+        assert_eq!(err(Operation::Approve, r#""\ud800""#).code, "invalid_input");
     }
 
     #[test]

@@ -76,7 +76,7 @@ pub fn check_resume_body(
         HttpError::new(
             400,
             "invalid_json",
-            format!("request body is not valid JSON: {e}"),
+            crate::json::unreadable("request body", text, &e),
         )
     })?;
     let Value::Object(mut obj) = value else {

@@ -154,7 +154,10 @@ impl ArtifactServiceHandle {
                     ),
                 ));
             }
-            let input = json::parse(&input_json, invalid)?;
+            let (input, replaced) = json::parse_well_formed(&input_json, invalid)?;
+            if replaced {
+                crate::artifacts::input::identities_exact(&input)?;
+            }
             service.call_json(op, input, &input_json, &flag).await
         })
     }
@@ -241,7 +244,9 @@ pub fn artifacts_evidence_intact(record_json: String, version_json: String) -> n
 /// `citationBindingDigest`.
 #[napi]
 pub fn artifacts_citation_digest(citations_json: String) -> napi::Result<String> {
-    guard(|| api::citation_digest(&json::parse(&citations_json, invalid)?))
+    // Read as the service reads a request's citations (a lone surrogate as U+FFFD), so a
+    // host's digest of the citations it sent is the one the service recorded.
+    guard(|| api::citation_digest(&json::parse_well_formed(&citations_json, invalid)?.0))
 }
 
 /// `checkCitationIntegrity`.
