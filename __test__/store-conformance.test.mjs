@@ -324,7 +324,7 @@ for (const [name, make] of Object.entries(stores)) {
       const ns = 'lone'
       const value = { cut: '😀 ok'.slice(0, 1), low: 'x\udfffy', list: ['\ud800', { '\udbff': 'k' }], n: 1e21, fine: '😀' }
       const keeps = name === 'memory' || name === 'sqlite file'
-      const unreadable = (e) => e instanceof RangeError && e.code === 'ERR_OUT_OF_RANGE' && /input cannot be read/.test(e.message)
+      const unreadable = (e) => e instanceof RangeError && e.code === 'ERR_OUT_OF_RANGE' && /input cannot be read: .*lone UTF-16 surrogate/.test(e.message)
       // Only the value is kept as text: a key is refused by every store.
       await assert.rejects(s.saveCheckpoint({ namespace: ns, key: 'k\ud800', ...A, version: 1, value: 1 }), unreadable)
       if (!keeps) {

@@ -20,13 +20,20 @@ pub fn parse(text: &str, err: fn(String) -> PrismError) -> Result<Value> {
 /// once its lone surrogates are U+FFFD, that it holds one (JSON.stringify writes a
 /// string cut inside a surrogate pair as valid JSON that no Rust string can hold).
 pub fn unreadable(subject: &str, text: &str, e: &serde_json::Error) -> String {
-    match well_formed_escapes(text) {
-        Some(fixed) if serde_json::from_str::<Value>(&fixed).is_ok() => format!(
+    if holds_lone_surrogate(text) {
+        format!(
             "{subject} holds a string with a lone UTF-16 surrogate (cut inside a surrogate \
              pair), which cannot be read here; String.prototype.toWellFormed() makes it readable"
-        ),
-        _ => format!("{subject} is not valid JSON: {e}"),
+        )
+    } else {
+        format!("{subject} is not valid JSON: {e}")
     }
+}
+
+/// Whether `text`, which does not read, reads once its lone surrogates are U+FFFD: a lone
+/// surrogate is all that is wrong with it.
+pub fn holds_lone_surrogate(text: &str) -> bool {
+    well_formed_escapes(text).is_some_and(|fixed| serde_json::from_str::<Value>(&fixed).is_ok())
 }
 
 /// [`parse`], reading strings as `String.prototype.toWellFormed()` makes them: a

@@ -31,7 +31,7 @@ fn parse_object(text: &str) -> Result<Value> {
         )));
     }
     // JSON.stringify made it, so the only parse failure is nesting past serde's limit.
-    let v: Value = serde_json::from_str(text).map_err(unreadable)?;
+    let v: Value = serde_json::from_str(text).map_err(|e| unreadable_text(text, e))?;
     if !v.is_object() {
         return Err(type_error(format!(
             "input must be an object, got {}",
@@ -92,7 +92,7 @@ fn counter(f: &Fields<'_>, name: &str) -> Result<Option<u64>> {
 /// not text: PostgreSQL, a host's store).
 pub fn parse_save(text: &str) -> Result<SaveCheckpoint> {
     let (mut req, value) = parse_save_text(text)?;
-    req.value = serde_json::from_str(value).map_err(unreadable)?;
+    req.value = serde_json::from_str(value).map_err(|e| unreadable_text(value, e))?;
     Ok(req)
 }
 
@@ -106,7 +106,8 @@ pub fn parse_save_text(text: &str) -> Result<(SaveCheckpoint, &str)> {
         // Too large, or not an object: refused as any other input is.
         parse_object(text)?;
     }
-    let SaveMembers { members, value } = serde_json::from_str(text).map_err(unreadable)?;
+    let SaveMembers { members, value } =
+        serde_json::from_str(text).map_err(|e| unreadable_text(text, e))?;
     let value = value.map(RawValue::get);
     // The request object is one level, as when the whole text was read into a value.
     if value.is_some_and(|v| 1 + crate::json::nesting(v) >= crate::json::MAX_DEPTH) {
@@ -161,6 +162,18 @@ pub fn parse_save_text(text: &str) -> Result<(SaveCheckpoint, &str)> {
     };
     req.validate()?;
     Ok((req, value))
+}
+
+/// [`unreadable`] of `text`'s read error, naming a lone surrogate where that is all that
+/// is wrong (only a value keeps one, in a store that keeps text).
+fn unreadable_text(text: &str, e: serde_json::Error) -> PrismError {
+    if crate::json::holds_lone_surrogate(text) {
+        return unreadable(
+            "it holds a string with a lone UTF-16 surrogate (cut inside a surrogate pair), \
+             which only a value can hold, in the memory and SQLite stores",
+        );
+    }
+    unreadable(e)
 }
 
 fn unreadable(e: impl std::fmt::Display) -> PrismError {
