@@ -78,24 +78,21 @@ impl Default for MemoryLimits {
 
 struct Entry {
     seq: u64,
-    /// Without its value (`null`) when the text was given (`value_in_text`): the value
-    /// is then kept once, as text.
+    /// Without its value (`null`) when the text was given: the value is then kept once,
+    /// as text.
     cp: Checkpoint,
     /// `cp` as JSON text: loads answer it without serializing or copying the value.
     text: CheckpointText,
-    /// The value is kept only in `text`, as its saver handed it.
-    value_in_text: bool,
     /// The saver's memo of the text, while one of the [`MEMOS_KEPT`] kept still holds it.
     memo: Option<WeakMemo>,
 }
 
 impl Entry {
-    fn new(seq: u64, (cp, text, value_in_text): Written, memo: Option<&ValueMemo>) -> Self {
+    fn new(seq: u64, cp: Checkpoint, text: CheckpointText, memo: Option<&ValueMemo>) -> Self {
         Self {
             seq,
             cp,
             text,
-            value_in_text,
             memo: memo.map(ValueMemo::downgrade),
         }
     }
@@ -110,10 +107,11 @@ impl Entry {
     /// The checkpoint, its value read back from the text when only the text keeps it.
     fn checkpoint(&self) -> Checkpoint {
         let mut cp = self.cp.clone();
-        if self.value_in_text {
-            // The text is the value's JSON text (the `save_text` contract): it parses
-            // unless it holds what a Rust string cannot (a lone surrogate escape), which
-            // only the text answers (`load_text`, `list_text`) carry.
+        if cp.value.is_null() {
+            // Kept only as text (or `null` itself, which its text reads as). The text is
+            // the value's JSON text (the `save_text` contract): it parses unless it holds
+            // what a Rust string cannot (a lone surrogate escape), which only the text
+            // answers (`load_text`, `list_text`) carry.
             cp.value = serde_json::from_str(self.text.value_text()).unwrap_or(Value::Null);
         }
         cp
@@ -251,10 +249,6 @@ impl Ord for dyn PositionParts + '_ {
     }
 }
 
-/// What an [`Entry`] keeps of a save: the checkpoint, its text, whether the value is
-/// kept only in the text.
-type Written = (Checkpoint, CheckpointText, bool);
-
 /// The checkpoint `req` writes over `existing`, its text, and the saver's memo of that
 /// text. A value text handed as given is kept once, as the text (`Entry::checkpoint`
 /// reads the value back). Only a text handed with the saver's memo (the artifact
@@ -267,16 +261,16 @@ fn written(
     now: &str,
     value_text: &str,
     as_given: bool,
-) -> Result<(Written, Option<ValueMemo>)> {
+) -> Result<(Checkpoint, CheckpointText, Option<ValueMemo>)> {
     let memo = req.memo.take();
     let mut cp = req.apply(existing, now)?;
     let mut text = CheckpointText::with_value_text(&cp, value_text);
     if !as_given {
-        return Ok(((cp, text, false), None));
+        return Ok((cp, text, None));
     }
     cp.value = Value::Null;
     text.value_as_given = memo.is_some();
-    Ok(((cp, text, true), memo))
+    Ok((cp, text, memo))
 }
 
 fn bound(namespace: String, key: String) -> Position {
@@ -416,10 +410,10 @@ impl MemoryStore {
         if let Some(entry) = st.by_id.get_mut(&found as &dyn PositionParts) {
             // An update: replaced in place (one search), moved to the end of the save
             // order under its own position (no copy of it is made; every entry has one).
-            let (kept, memo) = written(req, Some(&entry.cp), &now, value_text, as_given)?;
-            let out = answer(&kept.0, &kept.1);
+            let (cp, text, memo) = written(req, Some(&entry.cp), &now, value_text, as_given)?;
+            let out = answer(&cp, &text);
             let id = st.saved.remove(&entry.seq);
-            *entry = Entry::new(seq, kept, memo.as_ref());
+            *entry = Entry::new(seq, cp, text, memo.as_ref());
             if let Some(id) = id {
                 st.saved.insert(seq, id);
             }
@@ -436,10 +430,11 @@ impl MemoryStore {
             }
         }
         let id = id_of(&req.namespace, &req.key, owner_key.as_str().to_string());
-        let (kept, memo) = written(req, None, &now, value_text, as_given)?;
-        let out = answer(&kept.0, &kept.1);
+        let (cp, text, memo) = written(req, None, &now, value_text, as_given)?;
+        let out = answer(&cp, &text);
         st.saved.insert(seq, id.clone());
-        st.by_id.insert(id, Entry::new(seq, kept, memo.as_ref()));
+        st.by_id
+            .insert(id, Entry::new(seq, cp, text, memo.as_ref()));
         st.next_seq = seq.wrapping_add(1);
         if let Some(memo) = memo {
             st.keep_memo(memo, bytes);
