@@ -513,6 +513,18 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// On any text at all (not JSON, cut escapes, stray backslashes at the end) the
+        /// scans never panic, and a rewritten text has no lone surrogate escape left.
+        #[test]
+        fn scans_take_any_text(text in "(\\\\|\\\\u|[dD][89abAB]|[0-9a-fA-F]{1,4}|[\\[\\]{}\"x€😀])*") {
+            let _ = nesting(&text);
+            if let Some(fixed) = well_formed_escapes(&text) {
+                proptest::prop_assert!(well_formed_escapes(&fixed).is_none());
+            }
+        }
+    }
+
+    proptest::proptest! {
         /// `nesting` of a value's JSON text is the value's depth, whatever its strings hold.
         #[test]
         fn nesting_is_the_depth_of_the_value(v in any_json()) {
