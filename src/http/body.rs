@@ -14,7 +14,8 @@ use serde_json::{Map, Value};
 /// `authorize`, `signal` only from the request.
 pub const RESERVED_KEYS: [&str; 3] = ["ownership", "identity", "signal"];
 
-/// serde_json's own recursion limit (128) bounds nesting; this is the message prefix.
+/// A body that does not read: JSON's own error (serde_json's recursion limit, 128, bounds
+/// nesting) or a lone surrogate that could not be read as U+FFFD, as the message says.
 fn invalid_json(message: String) -> HttpError {
     HttpError::new(400, "invalid_json", message)
 }

@@ -30,7 +30,8 @@ fn parse_object(text: &str) -> Result<Value> {
             "input is larger than {MAX_INPUT_BYTES} bytes"
         )));
     }
-    // JSON.stringify made it, so the only parse failure is nesting past serde's limit.
+    // JSON.stringify made it, so the only read failures are nesting past serde's limit
+    // and a lone surrogate outside the value (which `unreadable_text` names).
     let v: Value = serde_json::from_str(text).map_err(|e| unreadable_text(text, e))?;
     if !v.is_object() {
         return Err(type_error(format!(
