@@ -14,8 +14,8 @@ use serde_json::{Map, Value};
 /// `authorize`, `signal` only from the request.
 pub const RESERVED_KEYS: [&str; 3] = ["ownership", "identity", "signal"];
 
-/// A body that does not read: JSON's own error (serde_json's recursion limit, 128, bounds
-/// nesting) or a lone surrogate that could not be read as U+FFFD, as the message says.
+/// A body that does not read, even with its lone surrogates read as U+FFFD: JSON's own
+/// error (serde_json's recursion limit, 128, bounds nesting).
 fn invalid_json(message: String) -> HttpError {
     HttpError::new(400, "invalid_json", message)
 }
