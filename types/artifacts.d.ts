@@ -417,6 +417,9 @@ export interface CreateArtifactServiceOptions {
  * refuses the call (a `ttlSeconds` out of range: a `RangeError`); a failure of the store's
  * backend itself (a dropped database connection, a full disk) is an `Error` with
  * `code: "ERR_PRISM_STORE_UNAVAILABLE"` (retry) and a message without credentials.
+ * Request strings are read as `String.prototype.toWellFormed()` makes them (a lone UTF-16
+ * surrogate becomes U+FFFD), except in `ownership`, `identity` and `reviewer`, where one is
+ * refused (`ownership` / `invalid_input`).
  */
 export interface ArtifactService {
   /** Create revision 1 (pending); with `id`, returns the existing record if there is one (no event). */

@@ -61,7 +61,11 @@ export interface CheckpointSaveInput extends CheckpointKey {
   readonly expectedVersion?: number
   /** Monotonic lease fence: once a record carries one, a write with a lower or absent token is refused. */
   readonly fencingToken?: number
-  /** Any JSON value (native stores bound its JSON text: memory `maxValueBytes`, others 16 MiB; `RangeError` past it). */
+  /**
+   * Any JSON value (native stores bound its JSON text: memory `maxValueBytes`, others 16 MiB;
+   * `RangeError` past it). A string holding a lone UTF-16 surrogate (cut inside a pair) is
+   * kept as given by the memory and SQLite stores; PostgreSQL refuses it (`RangeError`).
+   */
   readonly value: unknown
   /** Free-form category, at most 256 bytes; a save replaces it (absent clears it). */
   readonly category?: string
