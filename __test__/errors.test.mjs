@@ -71,3 +71,22 @@ test('translate leaves foreign errors alone and survives a corrupt payload', () 
   const corrupt = translate(new Error('\u001fPRISM{not json'))
   assert.equal(corrupt.code, 'ERR_PRISM_INTERNAL')
 })
+
+test('startCall (the raw entry of store and service calls) refuses what is not a call target, and wrong arguments, without a crash', () => {
+  const { startCall, callPort } = require('../js/calls.js')
+  const call = (...args) => callNative(() => startCall(...args))
+  const target = native.createMemoryCheckpointStore('{}').callTarget(callPort())
+  const key = JSON.stringify({ namespace: 'n', key: 'k' })
+  // A real target answers at once (the memory store): a miss is `null`.
+  assert.equal(call(target, 1, key, 1), 'null')
+  const refused = (re) => (e) => e instanceof TypeError && re.test(e.message)
+  for (const notTarget of [{}, null, 7, 'target', () => {}, native.createMemoryCheckpointStore('{}')]) {
+    assert.throws(() => call(notTarget, 1, key, 1), refused(/not a call target/))
+  }
+  assert.throws(() => call(target, 1, key), refused(/takes \(target, op, input, token\)/))
+  assert.throws(() => call(target, 'load', key, 1))
+  assert.throws(() => call(target, 1, { namespace: 'n' }, 1))
+  assert.throws(() => call(target, 99, key, 1), (e) => e instanceof Error && /unknown store operation 99/.test(e.message))
+  // The same target keeps working after the refusals.
+  assert.equal(call(target, 1, key, 2), 'null')
+})

@@ -10,7 +10,7 @@
 // sees redacted data.
 
 const native = require('./native.js')
-const { invoke, callPort } = require('./calls.js')
+const { invoke, callPort, startCall } = require('./calls.js')
 const { ArtifactError, callNative, toJson, typeError, describe, isObject, isOurs } = require('./errors.js')
 const { entryPoint, fromCaller, boundedJson } = require('./input.js')
 const { toStoreHandle } = require('./store.js')
@@ -106,6 +106,7 @@ function buildService(store, options) {
     () => new native.ArtifactServiceHandle(storeHandle, redactorHandle, callPort(), `{"linkSecretBase64":${JSON.stringify(secret)},"limits":${limitsText}${bodies ? ',"bodies":true' : ''}${onDecision ? '' : ',"events":false'}}`),
   )
   const host = hostRedactor && hostRedaction(hostRedactor, invalidInput)
+  const target = handle.callTarget()
 
   /**
    * The request's JSON text and signal; a promise of them with a host redactor.
@@ -147,7 +148,7 @@ function buildService(store, options) {
     // A call that finished on this thread answers its text itself: no promise to wait on.
     const index = /** @type {number} */ (OPERATION_INDEX.get(op))
     let text = runNative(signal, hostRedactor, ArtifactError, (flag) =>
-      invoke((_, token) => (flag ? handle.startAbortable(index, json, flag, token) : handle.start(index, json, token))),
+      invoke((_, token) => (flag ? handle.startAbortable(index, json, flag, token) : startCall(target, index, json, token))),
     )
     if (typeof text !== 'string') text = await text
     let { result, event, body } = JSON.parse(text)

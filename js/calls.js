@@ -103,9 +103,15 @@ function invoke(start) {
   return new Promise((resolve, reject) => calls.set(token, { resolve, reject }))
 }
 
+/**
+ * `startCall(target, op, input, token)` (src/napi/call_target.rs): a call without a
+ * signal on a handle's `callTarget(…)`.
+ */
+const startCall = native.callStarter()
+
 /** This environment's port (made on first use). */
 function callPort() {
   return (port ??= new native.CallPort(done))
 }
 
-module.exports = { invoke, callPort }
+module.exports = { invoke, callPort, startCall }

@@ -11,7 +11,7 @@
 // functions, and the artifact service's AbortSignal reaches it as `signal`.
 
 const native = require('./native.js')
-const { invoke } = require('./calls.js')
+const { invoke, callPort, startCall } = require('./calls.js')
 const { ArtifactError, CheckpointConflictError, callNative, toJson, typeError, rangeError, describe, isObject } = require('./errors.js')
 const { entryPoint, boundedJson } = require('./input.js')
 
@@ -92,6 +92,7 @@ const DELETE = 3
  * @returns {CheckpointStore}
  */
 function wrapHandle(handle) {
+  const target = handle.callTarget(callPort())
   // `method(input)` → its input's JSON text (a failure rejects). A call that finished on
   // this thread answers its text itself: no promise to wait on.
   /**
@@ -101,7 +102,7 @@ function wrapHandle(handle) {
    */
   const call = async (op, method, input) => {
     const json = inputJson(method, input)
-    const text = invoke((port, token) => handle.start(port, op, json, token))
+    const text = invoke((_, token) => startCall(target, op, json, token))
     return JSON.parse(typeof text === 'string' ? text : await text)
   }
   /** @type {CheckpointStore} */

@@ -4,6 +4,7 @@
 
 // napi registers these for the addon; in `cargo test` builds nothing calls them.
 
+use super::call_target::CallTarget;
 use super::calls::CallPort;
 use super::guard;
 use super::redaction::SecretRedactorHandle;
@@ -57,6 +58,11 @@ impl ArtifactAbortFlag {
 /// The artifact service over a checkpoint store handle.
 #[napi]
 pub struct ArtifactServiceHandle {
+    calls: Arc<ServiceCalls>,
+}
+
+/// What a service call needs: shared by the handle and its [`CallTarget`].
+struct ServiceCalls {
     inner: Arc<ArtifactService>,
     store: Arc<dyn crate::store::CheckpointStore>,
     /// Where calls that do not finish on the calling thread complete.
@@ -80,14 +86,16 @@ impl ArtifactServiceHandle {
             let options = json::parse(&options_json, type_err)?;
             let config = ServiceConfig::parse(&options)?;
             Ok(Self {
-                inner: Arc::new(ArtifactService::new(
-                    store.inner.clone(),
-                    redactor.inner.clone(),
-                    config,
-                )),
-                store: store.inner.clone(),
-                port: port.clone(),
-                never_aborted: AbortFlag::new(),
+                calls: Arc::new(ServiceCalls {
+                    inner: Arc::new(ArtifactService::new(
+                        store.inner.clone(),
+                        redactor.inner.clone(),
+                        config,
+                    )),
+                    store: store.inner.clone(),
+                    port: port.clone(),
+                    never_aborted: AbortFlag::new(),
+                }),
             })
         })
     }
@@ -95,26 +103,25 @@ impl ArtifactServiceHandle {
     /// Resolved limits as JSON text.
     #[napi]
     pub fn limits(&self) -> napi::Result<String> {
-        guard(|| text_of(&self.inner.limits().to_value()))
+        guard(|| text_of(&self.calls.inner.limits().to_value()))
     }
 
-    /// Start operation `OPERATIONS[op]` on the JSON request: JSON `{ result, event? }`
-    /// when it finished on this thread (the memory store), else `null` and the text
-    /// arrives through the port's `done(token, …)` (see `calls.rs`). Admitted
-    /// synchronously, so a store's `close()` after this call waits for it (and refuses
-    /// operations requested after it). A call under an AbortSignal: [`Self::start_abortable`].
-    #[napi(ts_return_type = "string | null")]
-    pub fn start(
-        &self,
-        env: &Env,
-        op: u32,
-        #[napi(ts_arg_type = "string")] input_json: JsText,
-        token: u32,
-    ) -> napi::Result<Option<String>> {
-        self.run(env, op, input_json.0, self.never_aborted.clone(), token)
+    /// This service's calls without a signal, for `startCall(target, op, input, token)`
+    /// (`call_target.rs`): operation `OPERATIONS[op]` on the JSON request, answering JSON
+    /// `{ result, event? }` when it finished on this thread (the memory store), else `null`
+    /// and the text arrives through the port's `done(token, …)` (see `calls.rs`). Admitted
+    /// synchronously, so a store's `close()` after a call waits for it (and refuses
+    /// operations requested after it).
+    #[napi(ts_return_type = "object")]
+    pub fn call_target(&self) -> CallTarget {
+        let calls = self.calls.clone();
+        CallTarget::new(Box::new(move |env, op, input, token| {
+            calls.run(env, op, input, calls.never_aborted.clone(), token)
+        }))
     }
 
-    /// [`Self::start`] with the abort flag the caller's signal sets.
+    /// A call under an AbortSignal: as `startCall`, with the abort flag the caller's
+    /// signal sets.
     #[napi(ts_return_type = "string | null")]
     pub fn start_abortable(
         &self,
@@ -124,9 +131,12 @@ impl ArtifactServiceHandle {
         abort: &ArtifactAbortFlag,
         token: u32,
     ) -> napi::Result<Option<String>> {
-        self.run(env, op, input_json.0, abort.inner.clone(), token)
+        self.calls
+            .run(env, op, input_json.0, abort.inner.clone(), token)
     }
+}
 
+impl ServiceCalls {
     fn run(
         &self,
         env: &Env,

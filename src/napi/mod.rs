@@ -15,6 +15,7 @@
 
 mod artifacts;
 mod bodies;
+mod call_target;
 mod calls;
 mod credentials;
 mod diagnostics;

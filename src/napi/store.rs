@@ -5,9 +5,9 @@
 
 // Under `cargo test` nothing calls the exported functions (Node does).
 
+use super::call_target::CallTarget;
 use super::calls::CallPort;
 use super::guard;
-use super::text::JsText;
 use crate::error::PrismError;
 use crate::store::{
     self, BesideText, CheckpointStore, HostCaller, HostCheckpointStore, HostOp, MemoryStore,
@@ -84,26 +84,24 @@ async fn run_op(
 
 #[napi]
 impl CheckpointStoreHandle {
-    /// Start store operation `op` (0 save, 1 load, 2 list, 3 delete) on the JSON text of
-    /// its input: the result's JSON text when it finished on this thread, else `null` and
-    /// the text arrives through the port's `done(token, …)` (see `calls.rs`). Admitted
-    /// synchronously, so a `close()` after this call waits for it.
-    #[napi(ts_return_type = "string | null")]
-    pub fn start(
-        &self,
-        env: &Env,
-        port: &CallPort,
-        op: u32,
-        #[napi(ts_arg_type = "string")] input: JsText,
-        token: u32,
-    ) -> napi::Result<Option<String>> {
-        let ticket = self.inner.admit().map_err(super::to_js_error)?;
+    /// This store's calls, completing through `port`, for `startCall(target, op, input,
+    /// token)` (`call_target.rs`): store operation `op` (0 save, 1 load, 2 list, 3 delete)
+    /// on the JSON text of its input, answering the result's JSON text when it finished on
+    /// this thread, else `null` and the text arrives through the port's `done(token, …)`
+    /// (see `calls.rs`). Admitted synchronously, so a `close()` after a call waits for it.
+    #[napi(ts_return_type = "object")]
+    pub fn call_target(&self, port: &CallPort) -> CallTarget {
         let inner = self.inner.clone();
-        port.start(env, token, async move {
-            let out = run_op(inner, op, input.0).await;
-            drop(ticket);
-            out
-        })
+        let port = port.clone();
+        CallTarget::new(Box::new(move |env, op, input, token| {
+            let ticket = inner.admit().map_err(super::to_js_error)?;
+            let inner = inner.clone();
+            port.start(env, token, async move {
+                let out = run_op(inner, op, input).await;
+                drop(ticket);
+                out
+            })
+        }))
     }
 }
 
