@@ -161,10 +161,10 @@ impl SecretRedactor {
         if self.escapable && text.contains('\\') {
             return false;
         }
-        // A container at depth d sits inside d others: fewer than MAX_JSON_DEPTH + 1
-        // brackets (string contents counted too) cannot reach the cut.
-        let containers = memchr::memchr2_iter(b'[', b'{', text.as_bytes()).count();
-        containers <= MAX_JSON_DEPTH && !m.is_match(text)
+        // The walk cuts a container inside MAX_JSON_DEPTH others; the text's nesting
+        // counts the containers along its deepest path (brackets in strings skipped), so
+        // a listing of many records is not walked for having many containers (issue 13).
+        crate::json::nesting(text) <= MAX_JSON_DEPTH && !m.is_match(text)
     }
 
     /// `text` with every secret replaced.
@@ -445,12 +445,19 @@ mod tests {
         assert!(r.leaves_text_unchanged(&clean.to_string(), true));
         assert!(!r.leaves_text_unchanged(r#"{"a":"xsk-1"}"#, true));
         assert!(!r.leaves_text_unchanged(r#"{"sk-1":1}"#, true), "keys");
-        // Too many containers to be sure the depth cut is not reached.
+        // Nested past the depth cut: walked (the walk changes it). At the cut: not.
         let mut deep = json!("leaf");
-        for _ in 0..(MAX_JSON_DEPTH + 1) {
+        for _ in 0..MAX_JSON_DEPTH {
             deep = json!([deep]);
         }
+        assert!(r.leaves_text_unchanged(&deep.to_string(), true));
+        assert_eq!(r.redact_value(deep.clone()), deep);
+        deep = json!([deep]);
         assert!(!r.leaves_text_unchanged(&deep.to_string(), true));
+        assert_ne!(r.redact_value(deep.clone()), deep);
+        // Many containers side by side nest only two deep; brackets in strings do not nest.
+        let wide = Value::Array(vec![json!({ "a": ["[[[{{{"] }); 4 * MAX_JSON_DEPTH]);
+        assert!(r.leaves_text_unchanged(&wide.to_string(), true));
         // A secret JSON escapes need not appear verbatim: walk when the text escapes.
         let q = SecretRedactor::new(&["a\"b"]).unwrap();
         assert!(!q.leaves_text_unchanged(r#"{"x":"a\"b"}"#, true));

@@ -561,21 +561,34 @@ impl ArtifactService {
         let mut query = self.thread_query(thread, &ctx.owner, abort);
         query.cursor = cursor;
         query.limit = Some(u32::try_from(limit).unwrap_or(200));
-        let page = self.store.list(query).await?;
+        let page = self.store.list_text(query).await?;
         abort.check()?;
-        let mut items = Vec::with_capacity(page.items.len());
-        for cp in page.items {
-            if let Some(rec) = self.record_of(cp, &ctx.owner)? {
-                if rec.thread_id == thread {
-                    items.push(rec.to_value());
+        // `{"items":[…],"nextCursor"?}`, each item a record's text (as stored where the
+        // store kept this service's text as given), never built as a value (issue 13).
+        let texts = page
+            .items
+            .iter()
+            .map(|cp| cp.value_text().len())
+            .sum::<usize>();
+        let mut out = ResultText::with_capacity(texts + page.items.len() + 64);
+        out.0.push_str("{\"items\":[");
+        let mut first = true;
+        for cp in &page.items {
+            if let Some(text) = self.listed_text(cp, &ctx.owner, thread)? {
+                if !first {
+                    out.0.push(',');
                 }
+                first = false;
+                out.0.push_str(&text);
             }
         }
-        let mut result = json!({ "items": items });
-        if let Some(c) = page.next_cursor {
-            result["nextCursor"] = Value::String(c);
+        out.0.push(']');
+        if let Some(c) = &page.next_cursor {
+            out.0.push_str(",\"nextCursor\":");
+            crate::json::push_json_str(&mut out.0, c);
         }
-        Ok(Answer::quiet(result))
+        out.0.push('}');
+        Ok(Answer::text(out))
     }
 
     async fn get(&self, v: &Value, abort: &AbortFlag) -> Result<Answer> {

@@ -236,6 +236,11 @@ impl ValueMemo {
         self.with(|value: &mut Option<T>| value.clone())
     }
 
+    /// `f` of the memo, when it is a `T` and was not taken (no copy of it is made).
+    pub fn peek<T: std::any::Any, R>(&self, f: impl FnOnce(&T) -> R) -> Option<R> {
+        self.with(|value: &mut Option<T>| value.as_ref().map(f))
+    }
+
     /// The memo itself, when it is a `T` and was not taken: for a loader that replaces
     /// the value (the copy would be dropped with the old text anyway).
     pub fn take<T: std::any::Any>(&self) -> Option<T> {

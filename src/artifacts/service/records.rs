@@ -8,9 +8,10 @@ use crate::artifacts::{record_key, CATEGORY, NAMESPACE};
 use crate::error::{ErrorKind, PrismError, Result};
 use crate::json::Fields;
 use crate::store::{
-    BesideText, Capped, Checkpoint, CheckpointKey, CheckpointText, ListCheckpoints, Ownership,
-    SaveCheckpoint, ValueMemo,
+    BesideText, Capped, CheckpointKey, CheckpointText, ListCheckpoints, Ownership, SaveCheckpoint,
+    ValueMemo,
 };
+use std::borrow::Cow;
 
 /// A record loaded under `key` at checkpoint `version`.
 pub(super) struct Loaded {
@@ -138,16 +139,8 @@ impl ArtifactService {
         Ok(Some((key, cp)))
     }
 
-    /// The artifact record a checkpoint holds, when it belongs to `owner` (the record's
-    /// own owner members, when it has any, must agree too).
-    pub(super) fn record_of(&self, cp: Checkpoint, owner: &Ownership) -> Result<Option<Record>> {
-        if cp.owner != *owner {
-            return Ok(None);
-        }
-        Self::mine(Record::from_stored(cp.value), &cp.key, owner)
-    }
-
-    /// [`Self::record_of`] of a checkpoint read as text. A text the store answers with
+    /// The artifact record a checkpoint read as text holds, when it belongs to `owner`
+    /// (the record's own owner members, when it has any, must agree too). A text the store answers with
     /// this service's memo of it (the memory store) is not parsed again: the memo is the
     /// record that text was written from (`save_request`). A caller that replaces the
     /// record takes the memo instead of copying it (`Use::Replace`); should its save not
@@ -168,6 +161,41 @@ impl ArtifactService {
         };
         let rec = memo.map_or_else(|| Record::from_stored_text(cp.value_text()), Ok);
         Self::mine(rec, &cp.key, owner)
+    }
+
+    /// The JSON text of the record `cp` holds when it is `owner`'s and belongs to
+    /// `thread` (a listing by the key prefix `{thread}:` may meet a key of another
+    /// thread), else `None`. A text this service saved and the store kept as given
+    /// (`value_as_given`), whose memo says whose record it is, is answered as stored, as
+    /// [`Self::load_text`] answers it; any other text is read and checked as `load` does,
+    /// and the record written again.
+    pub(super) fn listed_text<'c>(
+        &self,
+        cp: &'c CheckpointText,
+        owner: &Ownership,
+        thread: &str,
+    ) -> Result<Option<Cow<'c, str>>> {
+        if cp.owner != *owner {
+            return Ok(None);
+        }
+        if cp.value_as_given {
+            let listed = cp.memo.as_ref().and_then(|memo| {
+                memo.peek(|rec: &Record| {
+                    rec.thread_id == thread && (rec.owner.is_unowned() || rec.owner == *owner)
+                })
+            });
+            if let Some(listed) = listed {
+                return Ok(listed.then(|| Cow::Borrowed(cp.value_text())));
+            }
+        }
+        Ok(self
+            .record_of_text(cp, owner, Use::Read)?
+            .filter(|rec| rec.thread_id == thread)
+            .map(|rec| {
+                let mut text = String::with_capacity(rec.text_capacity());
+                rec.write_text(&mut text);
+                Cow::Owned(text)
+            }))
     }
 
     pub(super) fn mine(

@@ -1255,22 +1255,7 @@ async fn get_result_text(svc: &ArtifactService) -> String {
 
 /// Another writer's plain save of `value` over thread-1/doc at checkpoint version `over`.
 async fn overwrite_doc(store: &MemoryStore, over: u64, value: Value) {
-    store
-        .save(SaveCheckpoint {
-            namespace: NAMESPACE.into(),
-            key: "thread-1:doc".into(),
-            owner: owner_scope(),
-            version: over + 1,
-            expected_version: Some(over),
-            fencing_token: None,
-            value,
-            category: Some("artifact".into()),
-            metadata: None,
-            signal: Default::default(),
-            memo: None,
-        })
-        .await
-        .unwrap();
+    overwrite(store, "thread-1:doc", over, value).await;
 }
 
 /// A request on artifact `id` of `thread-1` (the owner's), with `extra`'s members.
@@ -1771,4 +1756,114 @@ async fn answers_frame_the_saved_text_with_the_event_and_redact_a_secret() {
     let answer: Value = serde_json::from_str(&answered).unwrap();
     assert_eq!(answer["id"], "doc");
     assert!(answer["title"].as_str().unwrap().starts_with("key "));
+}
+
+/// `call_json` of `op` on `request`: the answer's `result` as the text it was written in.
+async fn result_text(svc: &ArtifactService, op: &str, request: Value) -> String {
+    let text = request.to_string();
+    let out = svc
+        .call_json(op, request, &text, &AbortFlag::new())
+        .await
+        .unwrap();
+    let start = "{\"result\":".len();
+    assert!(out.starts_with("{\"result\":") && out.ends_with('}'));
+    out[start..out.len() - 1].to_string()
+}
+
+/// Another writer's plain save of `value` under `key` at checkpoint version `over`.
+async fn overwrite(store: &MemoryStore, key: &str, over: u64, value: Value) {
+    store
+        .save(SaveCheckpoint {
+            namespace: NAMESPACE.into(),
+            key: key.into(),
+            owner: owner_scope(),
+            version: over + 1,
+            expected_version: Some(over),
+            fencing_token: None,
+            value,
+            category: Some("artifact".into()),
+            metadata: None,
+            signal: Default::default(),
+            memo: None,
+        })
+        .await
+        .unwrap();
+}
+
+/// `list` answers each record's text as `get` answers it (as stored where the memory store
+/// kept the service's own text, read and written again where it did not: a host's plain
+/// save), only the thread's own records (a record of thread `u` saved under a key of
+/// thread `t` is not listed with `t`) and only the owner's (issue 13: the listing is
+/// written as text).
+#[tokio::test]
+async fn list_answers_each_record_as_get_does_and_only_the_threads_own() {
+    let (store, svc) = over_memory_store(false);
+    let attach_in = |thread: &str, id: &str| json!({ "ownership": owner(), "threadId": thread, "id": id, "uri": "https://x/\u{e9}\"q", "mime": "m", "hash": "h", "title": "T" });
+    for (thread, id) in [("t", "a"), ("u", "x"), ("t", "b"), ("t", "doc")] {
+        run(&svc, "attach", attach_in(thread, id)).await.unwrap();
+    }
+    run(&svc, "approve", json!({ "ownership": owner(), "threadId": "t", "artifactId": "b", "version": 1, "reviewer": "user:r" }))
+        .await
+        .unwrap();
+    // `b`'s text rewritten by a plain save in reverse member order: not the service's form.
+    let key = CheckpointKey::new(NAMESPACE, "t:b", &owner_scope());
+    let stored = store.load_text(&key).await.unwrap().unwrap();
+    let Value::Object(members) = serde_json::from_str::<Value>(stored.value_text()).unwrap() else {
+        unreachable!()
+    };
+    let reversed: serde_json::Map<String, Value> = members.into_iter().rev().collect();
+    overwrite(&store, "t:b", stored.version, Value::Object(reversed)).await;
+    let get = |thread: &'static str, id: &'static str| {
+        result_text(
+            &svc,
+            "get",
+            json!({ "ownership": owner(), "threadId": thread, "artifactId": id }),
+        )
+    };
+    let (a, b, doc, x) = (
+        get("t", "a").await,
+        get("t", "b").await,
+        get("t", "doc").await,
+        get("u", "x").await,
+    );
+    // Thread `u`'s record also saved under `t:x` (a key with thread `t`'s prefix).
+    overwrite(&store, "t:x", 0, serde_json::from_str(&x).unwrap()).await;
+    assert_eq!(
+        result_text(
+            &svc,
+            "list",
+            json!({ "ownership": owner(), "threadId": "t" })
+        )
+        .await,
+        format!("{{\"items\":[{a},{b},{doc}]}}"),
+        "the thread's records as get answers them, in key order"
+    );
+    assert_eq!(
+        result_text(
+            &svc,
+            "list",
+            json!({ "ownership": owner(), "threadId": "u" })
+        )
+        .await,
+        format!("{{\"items\":[{x}]}}")
+    );
+    // A page and its cursor, written after the items.
+    let page = result_text(
+        &svc,
+        "list",
+        json!({ "ownership": owner(), "threadId": "t", "limit": 2 }),
+    )
+    .await;
+    let page: Value = serde_json::from_str(&page).unwrap();
+    assert_eq!(
+        page.as_object().unwrap().keys().collect::<Vec<_>>(),
+        ["items", "nextCursor"]
+    );
+    assert_eq!(
+        page["items"],
+        serde_json::from_str::<Value>(&format!("[{a},{b}]")).unwrap()
+    );
+    // Another owner lists nothing of these.
+    let other = json!({ "ownership": { "tenantId": "other" }, "threadId": "t" });
+    assert_eq!(result_text(&svc, "list", other).await, "{\"items\":[]}");
 }
