@@ -3,14 +3,14 @@
 // prism-review and, when PRISM_BENCH_REFERENCE points at a build of @arnilo/prism 0.3.0
 // (its dist/ and packages/*/dist/), on the reference too, in the same process and run.
 // Every row is a ratio measured in that run; the machine is shared and noisy.
-import { performance, monitorEventLoopDelay } from 'node:perf_hooks'
+import { performance } from 'node:perf_hooks'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createRequire } from 'node:module'
 import { pathToFileURL } from 'node:url'
 import { execFileSync } from 'node:child_process'
-import { fmt } from './util.mjs'
+import { fmt, sampleLoopDelay, worseDelay, fmtDelay } from './util.mjs'
 import { sampleStalls } from './stalls.mjs'
 
 const require = createRequire(import.meta.url)
@@ -80,13 +80,11 @@ async function reference(root) {
 
 /** Runs `fn` with the event-loop delay sampled; returns ms and the p99 delay in ms. */
 async function timed(fn) {
-  const h = monitorEventLoopDelay({ resolution: 1 })
-  h.enable()
+  const loop = sampleLoopDelay()
   const t0 = performance.now()
   await fn()
   const ms = performance.now() - t0
-  h.disable()
-  return { ms, p99: h.percentile(99) / 1e6 }
+  return { ms, p99: loop.stop().p99 }
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
@@ -98,7 +96,7 @@ const attachInput = (threadId, id) => ({ ownership, threadId, id, uri: `https://
 /** µs per call of `call(i)` over `n` sequential calls (median of `rounds` batches), after `prep(n)`. */
 async function perCall(n, rounds, prep, call) {
   const out = []
-  let p99 = 0
+  let p99 = NaN
   for (let r = 0; r < rounds; r++) {
     seq++
     const ctx = await prep(n)
@@ -106,7 +104,7 @@ async function perCall(n, rounds, prep, call) {
       for (let i = 0; i < n; i++) await call(ctx, i)
     })
     out.push((t.ms * 1000) / n)
-    p99 = Math.max(p99, t.p99)
+    p99 = worseDelay(p99, t.p99)
   }
   return { us: median(out), p99 }
 }
@@ -206,7 +204,7 @@ async function cycle(svc, threadId, id) {
 
 async function cycles(svc, n) {
   const ms = []
-  let p99 = 0
+  let p99 = NaN
   for (let r = 0; r < 3; r++) {
     seq++
     const tag = `c${seq}`
@@ -214,7 +212,7 @@ async function cycles(svc, n) {
       for (let i = 0; i < n; i++) await cycle(svc, tid(tag, i), `c${i}`)
     })
     ms.push(t.ms / n)
-    p99 = Math.max(p99, t.p99)
+    p99 = worseDelay(p99, t.p99)
   }
   return { ms: median(ms), p99 }
 }
@@ -222,7 +220,7 @@ async function cycles(svc, n) {
 /** 32 reviewers, each attaching and approving its own artifacts: ops (attach or approve) per second. */
 async function reviewers(svc, perReviewer) {
   const rates = []
-  let p99 = 0
+  let p99 = NaN
   for (let r = 0; r < 3; r++) {
     seq++
     const tag = `r${seq}`
@@ -238,7 +236,7 @@ async function reviewers(svc, perReviewer) {
       ),
     )
     rates.push((REVIEWERS * perReviewer * 2 * 1000) / t.ms)
-    p99 = Math.max(p99, t.p99)
+    p99 = worseDelay(p99, t.p99)
   }
   return { perSec: median(rates), p99 }
 }
@@ -283,7 +281,7 @@ async function measureKind(impl, kind, open, sizes, stalls = false) {
 /** Measured passes of one implementation: per figure, the median over the passes (p99: the worst). */
 function combine(passes) {
   const pick = (f) => median(passes.map(f))
-  const worst = (f) => Math.max(...passes.map(f))
+  const worst = (f) => passes.map(f).reduce(worseDelay, NaN)
   const rows = Object.fromEntries(
     Object.keys(passes[0].rows).map((name) => [name, { us: pick((p) => p.rows[name].us), p99: worst((p) => p.rows[name].p99) }]),
   )
@@ -375,12 +373,13 @@ export default async function sideBySide() {
       for (const name of Object.keys(o.rows)) line(`${name} (${kind})`, o.rows[name].us, refs.map(([n, r]) => [n, r?.rows[name].us]), 'µs', 'lower', single)
       line(`cycle attach→revise→approve→get (${kind})`, o.cyc.ms * 1000, refs.map(([n, r]) => [n, r && r.cyc.ms * 1000]), 'µs', 'lower', single)
       line(`${REVIEWERS} reviewers attach+approve (${kind})`, o.rev.perSec, refs.map(([n, r]) => [n, r?.rev.perSec]), 'ops/s', 'higher', kind === 'sqlite' ? 3 : undefined)
-      const p99 = Math.max(o.cyc.p99, o.rev.p99, ...Object.values(o.rows).map((x) => x.p99))
-      console.log(`${`event-loop p99, prism-review (${kind})`.padEnd(44)} ${fmt(p99, 2).padStart(8)} ms  (target < 1 ms: ${p99 < 1 ? 'met' : 'NOT met'}; idle loop p99 ${fmt(idle.p99, 2)} ms)`)
+      const p99 = [o.cyc.p99, o.rev.p99, ...Object.values(o.rows).map((x) => x.p99)].reduce(worseDelay, NaN)
+      const verdict = Number.isNaN(p99) ? 'nothing to measure' : p99 < 1 ? 'met' : 'NOT met'
+      console.log(`${`event-loop p99 delay, prism-review (${kind})`.padEnd(44)} ${fmtDelay(p99).padStart(11)}  (target < 1 ms: ${verdict}; idle loop ${fmtDelay(idle.p99)})`)
       if (o.stalls) {
         console.log(`${`event-loop stalls, prism-review (${kind})`.padEnd(44)} ${o.stalls}`)
         const byRow = [...Object.entries(o.rows).map(([n, r]) => [n, r.p99]), ['cycle', o.cyc.p99], ['reviewers', o.rev.p99]]
-        console.log(`${`event-loop p99 by row (${kind})`.padEnd(44)} ${byRow.map(([n, v]) => `${n} ${fmt(v, 2)}`).join(', ')} ms`)
+        console.log(`${`event-loop p99 by row (${kind})`.padEnd(44)} ${byRow.map(([n, v]) => `${n} ${fmtDelay(v)}`).join(', ')}`)
       }
     }
     if (!results['prism-review/memory']) return

@@ -2,13 +2,13 @@
 // a ratio to a floor measured in the same run (the same cycles on a plain-JS Map store
 // behind the same interface), and the p99 event-loop delay while SQLite work runs
 // (target: under 2 ms), next to the p99 of the same workload on the memory store.
-import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
+import { performance } from 'node:perf_hooks'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createMemoryCheckpointStore, createSqlitePersistence, createPostgresPersistence } from '../index.mjs'
 import { execFileSync } from 'node:child_process'
-import { fmt } from './util.mjs'
+import { fmt, sampleLoopDelay, worseDelay, fmtDelay } from './util.mjs'
 
 const ownership = { tenantId: 'bench' }
 
@@ -33,8 +33,7 @@ function mapStore() {
 /** `cycles` save→load cycles spread over `concurrency` workers; returns cycles/s and the loop delay p99. */
 async function workload(store, { cycles, concurrency }) {
   const value = { record: 'x'.repeat(2000), revisions: Array.from({ length: 8 }, (_, i) => ({ version: i, hash: `sha256:${i}` })) }
-  const h = monitorEventLoopDelay({ resolution: 1 })
-  h.enable()
+  const loop = sampleLoopDelay()
   const t0 = performance.now()
   let next = 0
   const run = `${Date.now()}-${Math.random().toString(36).slice(2, 8)}`
@@ -53,17 +52,15 @@ async function workload(store, { cycles, concurrency }) {
     }),
   )
   const ms = performance.now() - t0
-  h.disable()
-  return { perSec: (cycles / ms) * 1000, p99: h.percentile(99) / 1e6, max: h.max / 1e6 }
+  const { p99, max } = loop.stop()
+  return { perSec: (cycles / ms) * 1000, p99, max }
 }
 
 /** p99 event-loop delay of an idle loop over `ms`: the machine's own noise floor. */
 async function idleDelay(ms) {
-  const h = monitorEventLoopDelay({ resolution: 1 })
-  h.enable()
+  const loop = sampleLoopDelay()
   await new Promise((r) => setTimeout(r, ms))
-  h.disable()
-  return { p99: h.percentile(99) / 1e6 }
+  return { p99: loop.stop().p99 }
 }
 
 export default async function () {
@@ -92,17 +89,17 @@ export default async function () {
       }
     }
     const idle = await idleDelay(1000)
-    console.log(`idle event loop (noise floor)         loop p99 ${fmt(idle.p99)} ms`)
+    console.log(`idle event loop (noise floor)         loop delay p99 ${fmtDelay(idle.p99)}`)
     console.log(`floor: plain-JS Map store             ${fmt(floor.perSec, 0)} save+load cycles/s (synchronous: blocks the loop throughout)`)
-    console.log(`memory store (native), 8 concurrent   ${fmt(memory.perSec, 0)} cycles/s = ${fmt(memory.perSec / floor.perSec, 3)}x floor; loop p99 ${fmt(memory.p99)} ms`)
-    console.log(`sqlite file, 8 concurrent             ${fmt(sqlite.perSec, 0)} cycles/s = ${fmt(sqlite.perSec / floor.perSec, 3)}x floor; loop p99 ${fmt(sqlite.p99)} ms, max ${fmt(sqlite.max)} ms`)
-    console.log(`sqlite file, 1 at a time              ${fmt(sqliteSerial.perSec, 0)} cycles/s = ${fmt(sqliteSerial.perSec / floor.perSec, 3)}x floor; loop p99 ${fmt(sqliteSerial.p99)} ms`)
-    if (pg) console.log(`postgresql, 8 concurrent              ${fmt(pg.perSec, 0)} cycles/s = ${fmt(pg.perSec / floor.perSec, 3)}x floor; loop p99 ${fmt(pg.p99)} ms`)
+    console.log(`memory store (native), 8 concurrent   ${fmt(memory.perSec, 0)} cycles/s = ${fmt(memory.perSec / floor.perSec, 3)}x floor; loop delay p99 ${fmtDelay(memory.p99)}`)
+    console.log(`sqlite file, 8 concurrent             ${fmt(sqlite.perSec, 0)} cycles/s = ${fmt(sqlite.perSec / floor.perSec, 3)}x floor; loop delay p99 ${fmtDelay(sqlite.p99)}, max ${fmtDelay(sqlite.max)}`)
+    console.log(`sqlite file, 1 at a time              ${fmt(sqliteSerial.perSec, 0)} cycles/s = ${fmt(sqliteSerial.perSec / floor.perSec, 3)}x floor; loop delay p99 ${fmtDelay(sqliteSerial.p99)}`)
+    if (pg) console.log(`postgresql, 8 concurrent              ${fmt(pg.perSec, 0)} cycles/s = ${fmt(pg.perSec / floor.perSec, 3)}x floor; loop delay p99 ${fmtDelay(pg.p99)}`)
     else console.log('postgresql: skipped (PRISM_TEST_POSTGRES_URL is not set)')
-    const worst = Math.max(sqlite.p99, sqliteSerial.p99)
+    const worst = worseDelay(sqlite.p99, sqliteSerial.p99)
     console.log(
-      `event-loop p99 while SQLite work runs: ${fmt(worst)} ms (target < 2 ms: ${worst < 2 ? 'met' : 'NOT met'}); ` +
-        `idle noise floor ${fmt(idle.p99)} ms${idle.p99 >= 2 ? ' (the machine itself is over the target: rerun on a quiet machine)' : ''}`,
+      `event-loop delay p99 while SQLite work runs: ${fmtDelay(worst)} (target < 2 ms: ${worst < 2 ? 'met' : 'NOT met'}); ` +
+        `idle noise floor ${fmtDelay(idle.p99)}${idle.p99 >= 2 ? ' (the machine itself is over the target: rerun on a quiet machine)' : ''}`,
     )
   } finally {
     rmSync(dir, { recursive: true, force: true })

@@ -1,5 +1,5 @@
 // Small timing helpers shared by the benchmarks.
-import { performance } from 'node:perf_hooks'
+import { performance, monitorEventLoopDelay } from 'node:perf_hooks'
 
 /** Median milliseconds of `fn` over `runs` runs after `warmup` runs. */
 export async function medianMs(fn, { runs = 7, warmup = 2 } = {}) {
@@ -23,4 +23,37 @@ export function percentile(values, p) {
 
 export function fmt(n, digits = 2) {
   return Number.isFinite(n) ? n.toFixed(digits) : String(n)
+}
+
+/**
+ * Sample the event-loop delay until `stop()`, which answers `{ p99, max, samples }` in ms.
+ * Node's histogram records the time between runs of its `resolution` timer, the
+ * interval itself included (an idle loop reads ~1.1 ms at a 1 ms resolution, ~10.1 ms at
+ * 10 ms), so the delay is what it records less the resolution. `samples` 0: the loop never
+ * turned while sampling (a workload whose every call settled at once, awaited in
+ * sequence, never yields to timers), so there is no delay figure (`p99` is NaN).
+ */
+export function sampleLoopDelay(resolution = 1) {
+  const h = monitorEventLoopDelay({ resolution })
+  h.enable()
+  return {
+    stop() {
+      h.disable()
+      const delay = (ns) => Math.max(0, ns / 1e6 - resolution)
+      if (h.count === 0) return { p99: NaN, max: NaN, samples: 0 }
+      return { p99: delay(h.percentile(99)), max: delay(h.max), samples: h.count }
+    },
+  }
+}
+
+/** The larger of two delay figures, either of which may be NaN (no sample). */
+export function worseDelay(a, b) {
+  if (Number.isNaN(a)) return b
+  if (Number.isNaN(b)) return a
+  return Math.max(a, b)
+}
+
+/** A delay figure in ms, or why there is none. */
+export function fmtDelay(ms) {
+  return Number.isNaN(ms) ? 'no sample (the loop never turned)' : `${fmt(ms, 2)} ms`
 }
