@@ -161,10 +161,14 @@ impl SecretRedactor {
         if self.escapable && text.contains('\\') {
             return false;
         }
-        // The walk cuts a container inside MAX_JSON_DEPTH others; the text's nesting
-        // counts the containers along its deepest path (brackets in strings skipped), so
-        // a listing of many records is not walked for having many containers (issue 13).
-        crate::json::nesting(text) <= MAX_JSON_DEPTH && !m.is_match(text)
+        // The walk cuts a container inside MAX_JSON_DEPTH others. A text of at most that
+        // many brackets (string contents counted too: one SIMD pass) cannot nest deeper;
+        // a longer one (a listing of many records) is measured along its deepest path,
+        // brackets in strings skipped, so it is not walked for having many (issue 13).
+        let few_brackets = memchr::memchr2_iter(b'[', b'{', text.as_bytes())
+            .nth(MAX_JSON_DEPTH)
+            .is_none();
+        (few_brackets || crate::json::nesting(text) <= MAX_JSON_DEPTH) && !m.is_match(text)
     }
 
     /// `text` with every secret replaced.
