@@ -109,17 +109,19 @@ async function perCall(n, rounds, prep, call) {
   return { us: median(out), p99 }
 }
 
+/** `count` artifacts attached, 40 to a thread, under threads tagged `tag`: their ids. */
+async function attachMany(svc, tag, count) {
+  const ids = []
+  for (let i = 0; i < count; i++) {
+    const rec = await svc.attach(attachInput(tid(tag, i), `a${i}`))
+    ids.push({ threadId: tid(tag, i), artifactId: rec.id })
+  }
+  return ids
+}
+
 async function singleCalls(impl, store, n) {
   const svc = impl.service(store)
-  const attachN = async (count) => {
-    const tag = `p${seq}`
-    const ids = []
-    for (let i = 0; i < count; i++) {
-      const rec = await svc.attach(attachInput(tid(tag, i), `a${i}`))
-      ids.push({ threadId: tid(tag, i), artifactId: rec.id })
-    }
-    return ids
-  }
+  const attachN = (count) => attachMany(svc, `p${seq}`, count)
   const rows = {}
   rows['service.get'] = await perCall(n, 3, async () => attachN(40), (ids, i) => svc.get({ ownership, ...ids[i % ids.length] }))
   rows['store.loadCheckpoint'] = await perCall(
@@ -145,15 +147,7 @@ async function singleCalls(impl, store, n) {
 /** The other service and store calls (issue 13: every call), each on records made for it. */
 async function otherCalls(impl, store, n) {
   const svc = impl.service(store)
-  const attachN = async (count) => {
-    const tag = `o${seq}`
-    const ids = []
-    for (let i = 0; i < count; i++) {
-      const rec = await svc.attach(attachInput(tid(tag, i), `a${i}`))
-      ids.push({ threadId: tid(tag, i), artifactId: rec.id })
-    }
-    return ids
-  }
+  const attachN = (count) => attachMany(svc, `o${seq}`, count)
   const rows = {}
   const revised = async (count) => {
     const ids = await attachN(count)
