@@ -74,3 +74,57 @@ for (const kind of storeKinds()) {
     }
   })
 }
+
+// Each Node environment (the main thread, every worker) gets its own call entry and
+// completion port: store and service calls in workers, on the memory store (settled at
+// once) and on SQLite (completed later through the port), run beside the main thread's.
+test('store and service calls run in worker threads beside the main thread, each on its own entry and port', async (t) => {
+  const { Worker } = await import('node:worker_threads')
+  const { mkdtempSync, rmSync } = await import('node:fs')
+  const { tmpdir } = await import('node:os')
+  const { join } = await import('node:path')
+  const dir = mkdtempSync(join(tmpdir(), 'prism-workers-'))
+  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  const index = new URL('../index.js', import.meta.url).pathname
+  const source = `
+    const { parentPort, workerData } = require('node:worker_threads')
+    const prism = require(${JSON.stringify(index)})
+    ${work.toString()}
+    work(prism, workerData).then((r) => parentPort.postMessage(r), (e) => parentPort.postMessage({ error: String(e && e.stack) }))
+  `
+  /** The same work in any environment: 60 attach+approve on memory and on a SQLite file. */
+  async function work(prism, { tag, file }) {
+    const counts = {}
+    for (const kind of ['memory', 'sqlite']) {
+      const persistence = kind === 'sqlite' ? prism.createSqlitePersistence({ filename: file }) : undefined
+      const store = persistence ? persistence.checkpoints : prism.createMemoryCheckpointStore()
+      const svc = prism.createArtifactService(store, { redactor: prism.createSecretRedactor([]), linkSecret: 'k'.repeat(32) })
+      const ownership = { tenantId: tag }
+      let approved = 0
+      for (let i = 0; i < 60; i++) {
+        const threadId = `t${Math.floor(i / 30)}`
+        const rec = await svc.attach({ ownership, threadId, id: `a${i}`, uri: 'https://blob.example/x', mime: 'text/plain', hash: 'sha256:1' })
+        const done = await svc.approve({ ownership, threadId, artifactId: rec.id, version: 1, reviewer: 'user:r' })
+        if (done.state === 'approved') approved++
+      }
+      const listed = await svc.list({ ownership, threadId: 't1' })
+      const loaded = await store.loadCheckpoint({ namespace: prism.ARTIFACT_CHECKPOINT_NAMESPACE, key: prism.artifactCheckpointKey('t0', 'a0'), ...ownership })
+      counts[kind] = { approved, listed: listed.items.length, loaded: loaded !== null }
+      if (persistence) await persistence.close()
+    }
+    return { tag, counts }
+  }
+  const inWorker = (n) =>
+    new Promise((resolve, reject) => {
+      const w = new Worker(source, { eval: true, workerData: { tag: `w${n}`, file: join(dir, `w${n}.db`) } })
+      w.once('message', resolve)
+      w.once('error', reject)
+    })
+  const prism = await import('../index.js')
+  const results = await Promise.all([inWorker(1), inWorker(2), work(prism.default ?? prism, { tag: 'main', file: join(dir, 'main.db') })])
+  const expected = { approved: 60, listed: 30, loaded: true }
+  for (const r of results) {
+    assert.equal(r.error, undefined, r.error)
+    assert.deepEqual(r.counts, { memory: expected, sqlite: expected }, r.tag)
+  }
+})
