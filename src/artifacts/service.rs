@@ -659,22 +659,26 @@ impl ArtifactService {
                 "compare takes two distinct revisions (from != to)".into(),
             ));
         }
-        let rec = self.load_required(&f, &ctx, Use::Read, abort).await?.record;
-        let missing = |n: u64| err(R::NotFound, format!("revision {n} not found"));
-        let a = rec.revision(from).ok_or_else(|| missing(from))?;
-        let b = rec.revision(to).ok_or_else(|| missing(to))?;
-        let empty = Vec::new();
-        Ok(Answer::quiet(json!({
-            "artifactId": rec.id,
-            "from": from,
-            "to": to,
-            "changed": {
-                "hash": a.hash != b.hash,
-                "mime": a.mime != b.mime,
-                "uri": a.uri != b.uri,
-                "citations": a.citations.as_ref().unwrap_or(&empty) != b.citations.as_ref().unwrap_or(&empty),
-            }
-        })))
+        let result = self
+            .read_required(&f, &ctx, abort, |rec| {
+                let missing = |n: u64| err(R::NotFound, format!("revision {n} not found"));
+                let a = rec.revision(from).ok_or_else(|| missing(from))?;
+                let b = rec.revision(to).ok_or_else(|| missing(to))?;
+                let empty = Vec::new();
+                Ok(json!({
+                    "artifactId": rec.id,
+                    "from": from,
+                    "to": to,
+                    "changed": {
+                        "hash": a.hash != b.hash,
+                        "mime": a.mime != b.mime,
+                        "uri": a.uri != b.uri,
+                        "citations": a.citations.as_ref().unwrap_or(&empty) != b.citations.as_ref().unwrap_or(&empty),
+                    }
+                }))
+            })
+            .await?;
+        Ok(Answer::quiet(result))
     }
 
     async fn decide(&self, v: &Value, state: Decision, abort: &AbortFlag) -> Result<Answer> {
@@ -748,19 +752,21 @@ impl ArtifactService {
     async fn last_validated(&self, v: &Value, abort: &AbortFlag) -> Result<Answer> {
         let f = fields(v, &[&["artifactId"]])?;
         let ctx = self.ctx(&f)?;
-        let rec = self.load_required(&f, &ctx, Use::Read, abort).await?.record;
-        let Some(n) = rec.last_validated_version else {
-            return Err(err(
-                R::NotValidated,
-                format!("artifact {} has no approved revision", rec.id),
-            ));
-        };
-        let rev = rec
-            .revision(n)
-            .ok_or_else(|| err(R::NotFound, format!("validated revision {n} not found")))?;
-        Ok(Answer::quiet(
-            serde_json::to_value(rev).unwrap_or(Value::Null),
-        ))
+        let result = self
+            .read_required(&f, &ctx, abort, |rec| {
+                let Some(n) = rec.last_validated_version else {
+                    return Err(err(
+                        R::NotValidated,
+                        format!("artifact {} has no approved revision", rec.id),
+                    ));
+                };
+                let rev = rec
+                    .revision(n)
+                    .ok_or_else(|| err(R::NotFound, format!("validated revision {n} not found")))?;
+                Ok(serde_json::to_value(rev).unwrap_or(Value::Null))
+            })
+            .await?;
+        Ok(Answer::quiet(result))
     }
 
     /// `ttlSeconds`: absent → the cap; otherwise an integer in `1..=cap`, else a
@@ -784,25 +790,27 @@ impl ArtifactService {
         let ctx = self.ctx(&f)?;
         let version = input::version(&f, "version", false)?;
         let ttl = self.ttl(&f)?;
-        let rec = self.load_required(&f, &ctx, Use::Read, abort).await?.record;
-        let version = version
-            .or(rec.last_validated_version)
-            .unwrap_or(rec.latest_version);
-        if rec.revision(version).is_none() {
-            return Err(err(R::NotFound, format!("revision {version} not found")));
-        }
-        let token = link::issue(&rec.id, &rec.thread_id, version, &ctx.owner, ttl, ctx.now);
-        let l = &self.config.limits;
-        let delivery = link::sign(
-            &token,
-            &self.config.link_secret,
-            l.delivery_link_token_bytes,
-        )?;
-        let mut out = Answer::quiet(serde_json::to_value(delivery).unwrap_or(Value::Null));
-        if self.config.bodies {
-            out.body = Some(self.body_request(&rec, version, &ctx, ttl)?);
-        }
-        Ok(out)
+        self.read_required(&f, &ctx, abort, |rec| {
+            let version = version
+                .or(rec.last_validated_version)
+                .unwrap_or(rec.latest_version);
+            if rec.revision(version).is_none() {
+                return Err(err(R::NotFound, format!("revision {version} not found")));
+            }
+            let token = link::issue(&rec.id, &rec.thread_id, version, &ctx.owner, ttl, ctx.now);
+            let l = &self.config.limits;
+            let delivery = link::sign(
+                &token,
+                &self.config.link_secret,
+                l.delivery_link_token_bytes,
+            )?;
+            let mut out = Answer::quiet(serde_json::to_value(delivery).unwrap_or(Value::Null));
+            if self.config.bodies {
+                out.body = Some(self.body_request(rec, version, &ctx, ttl)?);
+            }
+            Ok(out)
+        })
+        .await
     }
 
     /// What `bodies.presign` is asked for a delivery: the revision's body ref (its hash

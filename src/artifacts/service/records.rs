@@ -226,6 +226,49 @@ impl ArtifactService {
             .ok_or_else(|| not_found(thread, artifact))
     }
 
+    /// `read` of the record `threadId`/`artifactId` name, for a caller that only reads it;
+    /// `not_found` as [`Self::load_required`]. Where the memory store keeps this service's
+    /// memo of the record's text, `read` borrows the memo (under its lock: `read` must not
+    /// call the store) instead of a copy of it (issue 13); otherwise the record is read
+    /// and checked as `load` does.
+    pub(super) async fn read_required<R>(
+        &self,
+        f: &Fields<'_>,
+        ctx: &Ctx,
+        abort: &AbortFlag,
+        read: impl FnOnce(&Record) -> Result<R>,
+    ) -> Result<R> {
+        let thread = input::id(f, "threadId", &self.redactor)?;
+        let artifact = input::id(f, "artifactId", &self.redactor)?;
+        let owner = &ctx.owner;
+        let Some((_, cp)) = self.load_checkpoint(thread, artifact, owner, abort).await? else {
+            return Err(not_found(thread, artifact));
+        };
+        let mut read = Some(read);
+        if cp.owner == *owner && cp.value_as_given {
+            let peeked = cp.memo.as_ref().and_then(|memo| {
+                memo.peek(|rec: &Record| {
+                    let named = rec.thread_id == thread && rec.id == artifact;
+                    let mine = rec.owner.is_unowned() || rec.owner == *owner;
+                    (named && mine).then(|| read.take().map(|read| read(rec)))
+                })
+            });
+            match peeked {
+                Some(Some(Some(out))) => return out,
+                Some(_) => return Err(not_found(thread, artifact)),
+                // Taken or withdrawn: read the text below.
+                None => {}
+            }
+        }
+        let rec = self
+            .record_named(&cp, thread, artifact, owner, Use::Read)?
+            .ok_or_else(|| not_found(thread, artifact))?;
+        match read.take() {
+            Some(read) => read(&rec),
+            None => Err(not_found(thread, artifact)),
+        }
+    }
+
     /// Compare-and-swap save of `rec` under `key` (the record's: [`Self::key`], or the
     /// one it was loaded under) over checkpoint version `expected`, as the reference's
     /// service writes: caller version `expected + 1`, category `artifact`.

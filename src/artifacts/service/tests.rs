@@ -1468,7 +1468,7 @@ async fn the_memory_store_memo_is_the_record_its_text_reads_as_and_no_other_writ
 }
 
 /// A revise or decision takes the memo of the record it replaces instead of copying it
-/// (issue 13); reads copy it. A replacement refused after its load leaves the memo taken:
+/// (issue 13); reads leave it (they borrow it). A replacement refused after its load leaves the memo taken:
 /// the next load reads the stored text, and answers the same record.
 #[tokio::test]
 async fn replacing_calls_take_the_memo_reads_copy_it_and_a_refused_one_reads_the_text_next() {
@@ -1487,7 +1487,7 @@ async fn replacing_calls_take_the_memo_reads_copy_it_and_a_refused_one_reads_the
         .await
         .unwrap();
     let cp = store.load_text(&key).await.unwrap().unwrap();
-    assert_eq!(memo(&cp).as_ref(), Some(&attached), "reads copy the memo");
+    assert_eq!(memo(&cp).as_ref(), Some(&attached), "reads leave the memo");
 
     // A decision on a revision the record lacks: refused after the load took the memo.
     let refused = run(
@@ -1866,4 +1866,91 @@ async fn list_answers_each_record_as_get_does_and_only_the_threads_own() {
     // Another owner lists nothing of these.
     let other = json!({ "ownership": { "tenantId": "other" }, "threadId": "t" });
     assert_eq!(result_text(&svc, "list", other).await, "{\"items\":[]}");
+}
+
+/// `compare`, `lastValidated` and `deliveryLink` borrow the memory store's memo of the
+/// record (issue 13: no copy of it) and answer exactly what they answer from the stored
+/// text once no memo is kept (a host's plain save over the record); another owner's call
+/// is `not_found` either way.
+#[tokio::test]
+async fn reads_borrow_the_memo_and_answer_as_from_the_text() {
+    let (store, svc) = over_memory_store(false);
+    let key = CheckpointKey::new(NAMESPACE, "thread-1:doc", &owner_scope());
+    let at = |extra: Value| on_artifact("doc", extra);
+    attach(&svc, "doc").await;
+    revise(&svc, "doc", 2).await.unwrap();
+    run(
+        &svc,
+        "approve",
+        at(json!({ "version": 1, "reviewer": "user:r" })),
+    )
+    .await
+    .unwrap();
+    let reads = || async {
+        let compare = run(&svc, "compare", at(json!({ "from": 1, "to": 2 })))
+            .await
+            .unwrap();
+        let validated = run(&svc, "lastValidated", at(json!({}))).await.unwrap();
+        let link = run(&svc, "deliveryLink", at(json!({}))).await.unwrap();
+        let token = &link["token"];
+        let bound = json!([token["artifactId"], token["threadId"], token["version"]]);
+        let missing = run(&svc, "compare", at(json!({ "from": 1, "to": 9 })))
+            .await
+            .unwrap_err();
+        let mut others = Vec::new();
+        for (op, extra) in [
+            ("compare", json!({ "from": 1, "to": 2 })),
+            ("lastValidated", json!({})),
+            ("deliveryLink", json!({})),
+        ] {
+            let mut request = at(extra);
+            request["ownership"] = json!({ "tenantId": "other" });
+            others.push(
+                run(&svc, op, request)
+                    .await
+                    .unwrap_err()
+                    .reason()
+                    .map(str::to_string),
+            );
+        }
+        (
+            compare,
+            validated,
+            bound,
+            missing.reason().map(str::to_string),
+            others,
+        )
+    };
+    let with_memo = reads().await;
+    let cp = store.load_text(&key).await.unwrap().unwrap();
+    assert!(cp.value_as_given);
+    assert!(
+        cp.memo
+            .as_ref()
+            .and_then(|m| m.cloned::<Record>())
+            .is_some(),
+        "the reads left the memo"
+    );
+    assert_eq!(with_memo.1["version"], 1, "the approved revision");
+    assert_eq!(
+        with_memo.2,
+        json!(["doc", "thread-1", 1]),
+        "the link binds the validated revision"
+    );
+    assert_eq!(with_memo.3.as_deref(), Some("not_found"));
+    assert_eq!(with_memo.4, vec![Some("not_found".to_string()); 3]);
+
+    // The same record saved by someone else, its members in reverse order: no memo.
+    let Value::Object(members) = serde_json::from_str::<Value>(cp.value_text()).unwrap() else {
+        unreachable!()
+    };
+    overwrite_doc(
+        &store,
+        cp.version,
+        Value::Object(members.into_iter().rev().collect()),
+    )
+    .await;
+    let cp = store.load_text(&key).await.unwrap().unwrap();
+    assert!(!cp.value_as_given && cp.memo.is_none());
+    assert_eq!(reads().await, with_memo, "the same answers from the text");
 }
