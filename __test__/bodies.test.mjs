@@ -280,8 +280,9 @@ describe('S3 body store over s3s-fs', { skip: missing ? 's3s-fs missing' : false
     assert.equal((await readAll(await store.get(scoped))).toString(), 'mine')
     assert.doesNotMatch(s3ObjectKey(scoped), /undefined/)
     const none = { ...ref, tenantId: undefined, accountId: undefined }
-    for (const op of [store.put(none, body), store.get(none), store.delete(none), store.presign(none)]) {
-      await rejects(op, 'ERR_PRISM_ARTIFACT_BODY_OWNERSHIP')
+    // One call at a time: a second call's rejection must not wait unhandled behind the first.
+    for (const op of [() => store.put(none, body), () => store.get(none), () => store.delete(none), () => store.presign(none)]) {
+      await rejects(op(), 'ERR_PRISM_ARTIFACT_BODY_OWNERSHIP')
     }
   })
 
