@@ -175,18 +175,8 @@ impl ArtifactService {
         owner: &Ownership,
         thread: &str,
     ) -> Result<Option<Cow<'c, str>>> {
-        if cp.owner != *owner {
-            return Ok(None);
-        }
-        if cp.value_as_given {
-            let listed = cp.memo.as_ref().and_then(|memo| {
-                memo.peek(|rec: &Record| {
-                    rec.thread_id == thread && (rec.owner.is_unowned() || rec.owner == *owner)
-                })
-            });
-            if let Some(listed) = listed {
-                return Ok(listed.then(|| Cow::Borrowed(cp.value_text())));
-            }
+        if let Some(listed) = Self::with_memo(cp, owner, |rec| rec.thread_id == thread) {
+            return Ok((listed == Some(true)).then(|| Cow::Borrowed(cp.value_text())));
         }
         Ok(self
             .record_of_text(cp, owner, Use::Read)?
@@ -198,6 +188,29 @@ impl ArtifactService {
             }))
     }
 
+    /// `f` of the record `cp` holds, borrowed from this service's memo of it (under the
+    /// memo's lock), where the store kept the service's own text with its memo:
+    /// `Some(Some(_))` when the record is `owner`'s ([`Self::mine`]'s rule),
+    /// `Some(None)` when it is not, `None` when there is no such memo (read the text).
+    fn with_memo<T>(
+        cp: &CheckpointText,
+        owner: &Ownership,
+        f: impl FnOnce(&Record) -> T,
+    ) -> Option<Option<T>> {
+        if cp.owner != *owner || !cp.value_as_given {
+            return None;
+        }
+        cp.memo
+            .as_ref()?
+            .peek(|rec: &Record| Self::owns(owner, rec).then(|| f(rec)))
+    }
+
+    /// Whether `owner` may see `rec`: the record's own owner members, when it has any,
+    /// must be `owner`'s.
+    fn owns(owner: &Ownership, rec: &Record) -> bool {
+        rec.owner.is_unowned() || rec.owner == *owner
+    }
+
     pub(super) fn mine(
         rec: std::result::Result<Record, serde_json::Error>,
         key: &str,
@@ -206,8 +219,7 @@ impl ArtifactService {
         let rec = rec.map_err(|e| {
             PrismError::internal(format!("stored artifact record {key} is malformed: {e}"))
         })?;
-        let mine = rec.owner.is_unowned() || rec.owner == *owner;
-        Ok(mine.then_some(rec))
+        Ok(Self::owns(owner, &rec).then_some(rec))
     }
 
     /// The record `threadId`/`artifactId` name, for a caller that reads it (`Use::Read`)
@@ -236,37 +248,23 @@ impl ArtifactService {
         f: &Fields<'_>,
         ctx: &Ctx,
         abort: &AbortFlag,
-        read: impl FnOnce(&Record) -> Result<R>,
+        read: impl Fn(&Record) -> Result<R>,
     ) -> Result<R> {
         let thread = input::id(f, "threadId", &self.redactor)?;
         let artifact = input::id(f, "artifactId", &self.redactor)?;
         let owner = &ctx.owner;
+        let missing = || not_found(thread, artifact);
         let Some((_, cp)) = self.load_checkpoint(thread, artifact, owner, abort).await? else {
-            return Err(not_found(thread, artifact));
+            return Err(missing());
         };
-        let mut read = Some(read);
-        if cp.owner == *owner && cp.value_as_given {
-            let peeked = cp.memo.as_ref().and_then(|memo| {
-                memo.peek(|rec: &Record| {
-                    let named = rec.thread_id == thread && rec.id == artifact;
-                    let mine = rec.owner.is_unowned() || rec.owner == *owner;
-                    (named && mine).then(|| read.take().map(|read| read(rec)))
-                })
-            });
-            match peeked {
-                Some(Some(Some(out))) => return out,
-                Some(_) => return Err(not_found(thread, artifact)),
-                // Taken or withdrawn: read the text below.
-                None => {}
-            }
+        let named = |rec: &Record| rec.thread_id == thread && rec.id == artifact;
+        if let Some(found) = Self::with_memo(&cp, owner, |rec| named(rec).then(|| read(rec))) {
+            return found.flatten().unwrap_or_else(|| Err(missing()));
         }
         let rec = self
             .record_named(&cp, thread, artifact, owner, Use::Read)?
-            .ok_or_else(|| not_found(thread, artifact))?;
-        match read.take() {
-            Some(read) => read(&rec),
-            None => Err(not_found(thread, artifact)),
-        }
+            .ok_or_else(missing)?;
+        read(&rec)
     }
 
     /// Compare-and-swap save of `rec` under `key` (the record's: [`Self::key`], or the
