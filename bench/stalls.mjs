@@ -1,5 +1,6 @@
 // Where the event loop's long stalls go (issue 13), Linux only: while a workload runs, a
-// 1 ms timer notes every gap over 5 ms and how the JS thread spent it, from
+// 1 ms timer notes every gap longer than `overMs` past its interval (default 5 ms;
+// `PRISM_BENCH_STALL_MS`) and how the JS thread spent it, from
 // /proc/self/task/<pid>/schedstat: running (our code: JS, completions, GC) or runnable but
 // waiting for a CPU (the machine's scheduling: other processes, our own worker threads).
 import { readFileSync } from 'node:fs'
@@ -13,7 +14,7 @@ function read() {
 }
 
 /** Start sampling; `stop()` answers the split as one line, or undefined where schedstat is missing. */
-export function sampleStalls() {
+export function sampleStalls(overMs = Number(process.env.PRISM_BENCH_STALL_MS ?? 5)) {
   try {
     read()
   } catch {
@@ -26,7 +27,7 @@ export function sampleStalls() {
   const tick = () => {
     const now = performance.now()
     const cur = read()
-    if (now - prev > 5) {
+    if (now - prev > 1 + overMs) {
       total.n++
       total.gap += now - prev
       total.run += (cur.run - last.run) / 1e6
@@ -40,7 +41,7 @@ export function sampleStalls() {
   return {
     stop() {
       on = false
-      return `${total.n} stalls > 5 ms, ${fmt(total.gap, 0)} ms: JS thread running ${fmt(total.run, 0)} ms, waiting for a CPU ${fmt(total.wait, 0)} ms, idle ${fmt(Math.max(0, total.gap - total.run - total.wait), 0)} ms`
+      return `${total.n} stalls > ${overMs} ms, ${fmt(total.gap, 0)} ms: JS thread running ${fmt(total.run, 0)} ms, waiting for a CPU ${fmt(total.wait, 0)} ms, idle ${fmt(Math.max(0, total.gap - total.run - total.wait), 0)} ms`
     },
   }
 }

@@ -74,6 +74,17 @@ pub fn only_in(fields: &Fields<'_>, allowed: &[&str], more: &[&[&str]]) -> Resul
     Ok(())
 }
 
+/// A request as the service reads it, from what [`crate::json::parse_well_formed`] (or
+/// `read_well_formed`) answered: its strings with each lone UTF-16 surrogate as U+FFFD,
+/// except in identities, which are refused ([`identities_exact`]). The one rule for the
+/// binding and the HTTP adapter.
+pub fn well_formed_request((input, replaced): (Value, bool)) -> Result<Value> {
+    if replaced {
+        identities_exact(&input)?;
+    }
+    Ok(input)
+}
+
 /// After a request's lone UTF-16 surrogates were read as U+FFFD
 /// ([`crate::json::parse_well_formed`]): its identity members (`ownership`, `identity`,
 /// `reviewer`) must hold no U+FFFD. Identities are compared exactly, so two that differ

@@ -151,13 +151,8 @@ pub fn check_body(
     } else {
         // Strings are read as the service reads them: a lone surrogate as U+FFFD, except
         // in identities (docs/artifacts.md).
-        let (value, replaced) =
-            crate::json::read_well_formed("request body", text).map_err(invalid_json)?;
-        if replaced {
-            crate::artifacts::input::identities_exact(&value)
-                .map_err(|e| invalid_input(e.message))?;
-        }
-        value
+        let read = crate::json::read_well_formed("request body", text).map_err(invalid_json)?;
+        crate::artifacts::input::well_formed_request(read).map_err(|e| invalid_input(e.message))?
     };
     let mut obj = match value {
         Value::Object(obj) => obj,

@@ -164,10 +164,10 @@ impl ServiceCalls {
                     ),
                 ));
             }
-            let (input, replaced) = json::parse_well_formed(&input_json, invalid)?;
-            if replaced {
-                crate::artifacts::input::identities_exact(&input)?;
-            }
+            let input = crate::artifacts::input::well_formed_request(json::parse_well_formed(
+                &input_json,
+                invalid,
+            )?)?;
             service.call_json(op, input, &input_json, &flag).await
         })
     }

@@ -13,8 +13,10 @@ use crate::util::caps::{self, Cap};
 use crate::util::drop_later::DropLater;
 use crate::util::time::now_iso;
 use serde_json::Value;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::hash::{Hash, Hasher};
 use std::ops::Bound;
+use std::sync::Arc;
 use std::sync::Mutex;
 
 /// Caps of a [`MemoryStore`]; each must be within `1..=hard` (a `RangeError` otherwise).
@@ -120,9 +122,15 @@ impl Entry {
 
 #[derive(Default)]
 struct State {
-    by_id: BTreeMap<Position, Entry>,
-    /// Save order: sequence number → id, for eviction.
-    saved: BTreeMap<u64, Position>,
+    /// Every checkpoint, where `by_id` and `ordered` say (issue 13: a point call searched
+    /// an ordered map, a dozen string comparisons; now one hash of its position).
+    entries: slab::Slab<Entry>,
+    /// Position → entry, for the point calls (save, load, delete).
+    by_id: HashMap<Slot, usize>,
+    /// The same positions in listing order → entry, for list and count ranges.
+    ordered: BTreeMap<Slot, usize>,
+    /// Save order: sequence number → position, for eviction.
+    saved: BTreeMap<u64, Slot>,
     next_seq: u64,
     /// The memos of the most recent saves that came with one, oldest first, with the
     /// length of the value text each stands for: at most [`MEMOS_KEPT`] of them, standing
@@ -144,6 +152,14 @@ pub const MEMOS_KEPT: usize = 4096;
 pub const MEMO_TEXT_BYTES_KEPT: usize = 4 << 20;
 
 impl State {
+    /// Forget the checkpoint at `slot` (its place in the save order is the caller's).
+    fn remove(&mut self, slot: &Slot) {
+        self.ordered.remove(slot);
+        if let Some(at) = self.by_id.remove(slot) {
+            self.entries.remove(at);
+        }
+    }
+
     /// Keep `memo` (of a `text_bytes` long value text) as the most recent; past either
     /// bound the oldest kept are dropped.
     fn keep_memo(&mut self, memo: ValueMemo, text_bytes: usize) {
@@ -196,11 +212,55 @@ impl Drop for OwnerKey {
     }
 }
 
-fn id_of(namespace: &str, key: &str, owner_key: String) -> Position {
-    Position {
+fn id_of(namespace: &str, key: &str, owner_key: String) -> Slot {
+    Slot(Arc::new(Position {
         namespace: namespace.to_string(),
         key: key.to_string(),
         owner_key,
+    }))
+}
+
+/// A position as the store's maps hold it: one copy shared by the three of them. Equal,
+/// ordered and hashed by its parts (as [`PositionParts`]), so a lookup names it by
+/// borrowed strings, and a range by [`Position`] bounds.
+#[derive(Clone)]
+struct Slot(Arc<Position>);
+
+impl PartialEq for Slot {
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0
+    }
+}
+
+impl Eq for Slot {}
+
+impl PartialOrd for Slot {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Slot {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.cmp(&other.0)
+    }
+}
+
+impl Hash for Slot {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        (self.0.as_ref() as &dyn PositionParts).hash(state);
+    }
+}
+
+impl std::borrow::Borrow<Position> for Slot {
+    fn borrow(&self) -> &Position {
+        &self.0
+    }
+}
+
+impl<'a> std::borrow::Borrow<dyn PositionParts + 'a> for Slot {
+    fn borrow(&self) -> &(dyn PositionParts + 'a) {
+        self.0.as_ref()
     }
 }
 
@@ -223,12 +283,6 @@ impl PositionParts for (&str, &str, &str) {
     }
 }
 
-impl<'a> std::borrow::Borrow<dyn PositionParts + 'a> for Position {
-    fn borrow(&self) -> &(dyn PositionParts + 'a) {
-        self
-    }
-}
-
 impl PartialEq for dyn PositionParts + '_ {
     fn eq(&self, other: &Self) -> bool {
         self.parts() == other.parts()
@@ -236,6 +290,13 @@ impl PartialEq for dyn PositionParts + '_ {
 }
 
 impl Eq for dyn PositionParts + '_ {}
+
+/// As [`Slot`] hashes: its parts, in order.
+impl Hash for dyn PositionParts + '_ {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.parts().hash(state);
+    }
+}
 
 impl PartialOrd for dyn PositionParts + '_ {
     fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
@@ -347,7 +408,7 @@ impl MemoryStore {
     /// Number of checkpoints held.
     #[cfg(test)]
     pub fn len(&self) -> usize {
-        self.lock().by_id.len()
+        self.lock().entries.len()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -407,9 +468,10 @@ impl MemoryStore {
         let st = &mut *guard;
         let seq = st.next_seq;
         let found = (req.namespace.as_str(), req.key.as_str(), owner_key.as_str());
-        if let Some(entry) = st.by_id.get_mut(&found as &dyn PositionParts) {
-            // An update: replaced in place (one search), moved to the end of the save
+        if let Some(&at) = st.by_id.get(&found as &dyn PositionParts) {
+            // An update: replaced in place (one lookup), moved to the end of the save
             // order under its own position (no copy of it is made; every entry has one).
+            let entry = &mut st.entries[at];
             let (cp, text, memo) = written(req, Some(&entry.cp), &now, value_text, as_given)?;
             let out = answer(&cp, &text);
             let id = st.saved.remove(&entry.seq);
@@ -432,18 +494,19 @@ impl MemoryStore {
         let id = id_of(&req.namespace, &req.key, owner_key.as_str().to_string());
         let (cp, text, memo) = written(req, None, &now, value_text, as_given)?;
         let out = answer(&cp, &text);
+        let at = st.entries.insert(Entry::new(seq, cp, text, memo.as_ref()));
         st.saved.insert(seq, id.clone());
-        st.by_id
-            .insert(id, Entry::new(seq, cp, text, memo.as_ref()));
+        st.ordered.insert(id.clone(), at);
+        st.by_id.insert(id, at);
         st.next_seq = seq.wrapping_add(1);
         if let Some(memo) = memo {
             st.keep_memo(memo, bytes);
         }
-        while st.by_id.len() > self.limits.max_records {
+        while st.entries.len() > self.limits.max_records {
             let Some((_, oldest)) = st.saved.pop_first() else {
                 break;
             };
-            st.by_id.remove(&oldest);
+            st.remove(&oldest);
         }
         Ok(Ok(out))
     }
@@ -457,7 +520,11 @@ impl MemoryStore {
         key.validate()?;
         let owner_key = OwnerKey::of(&key.owner);
         let id = (key.namespace.as_str(), key.key.as_str(), owner_key.as_str());
-        Ok(self.lock().by_id.get(&id as &dyn PositionParts).map(read))
+        let st = self.lock();
+        Ok(st
+            .by_id
+            .get(&id as &dyn PositionParts)
+            .map(|&at| read(&st.entries[at])))
     }
 
     /// What listing `q` in pages of its clamped limit counts by the first page that
@@ -483,8 +550,8 @@ impl MemoryStore {
         let page = u64::from(q.page_size(self.limits.max_page_size));
         let stop = cap.div_ceil(page).max(1).saturating_mul(page);
         let mut n: u64 = 0;
-        for (_, entry) in st.by_id.range((lo, hi)) {
-            if entry.cp.selected_by(q) {
+        for (_, &at) in st.ordered.range::<Position, _>((lo, hi)) {
+            if st.entries[at].cp.selected_by(q) {
                 n += 1;
                 if n == stop {
                     break;
@@ -505,15 +572,16 @@ impl MemoryStore {
             });
         };
         let st = self.lock();
-        let range = st.by_id.range((lo, hi));
-        let walk: Box<dyn Iterator<Item = (&Position, &Entry)>> = match q.order {
+        let range = st.ordered.range::<Position, _>((lo, hi));
+        let walk: Box<dyn Iterator<Item = (&Slot, &usize)>> = match q.order {
             Order::Asc => Box::new(range),
             Order::Desc => Box::new(range.rev()),
         };
         let mut items = Vec::new();
         let mut last = None;
         let mut more = false;
-        for (pos, entry) in walk {
+        for (pos, &at) in walk {
+            let entry = &st.entries[at];
             if !entry.cp.selected_by(q) {
                 continue;
             }
@@ -524,7 +592,11 @@ impl MemoryStore {
             items.push(item(entry));
             last = Some(pos);
         }
-        let next_cursor = if more { last.map(cursor::encode) } else { None };
+        let next_cursor = if more {
+            last.map(|pos| cursor::encode(&pos.0))
+        } else {
+            None
+        };
         Ok(Page { items, next_cursor })
     }
 
@@ -534,9 +606,10 @@ impl MemoryStore {
         let id = (key.namespace.as_str(), key.key.as_str(), owner_key.as_str());
         let id = &id as &dyn PositionParts;
         let mut st = self.lock();
-        let Some(entry) = st.by_id.get(id) else {
+        let Some(&at) = st.by_id.get(id) else {
             return Ok(false);
         };
+        let entry = &st.entries[at];
         if let Some(v) = expected {
             if v != entry.cp.version {
                 return Err(super::model::conflict(format!(
@@ -546,8 +619,9 @@ impl MemoryStore {
             }
         }
         let seq = entry.seq;
-        st.by_id.remove(id);
-        st.saved.remove(&seq);
+        if let Some(slot) = st.saved.remove(&seq) {
+            st.remove(&slot);
+        }
         Ok(true)
     }
 }
@@ -649,6 +723,75 @@ mod tests {
     async fn conformance() {
         let store = MemoryStore::new(MemoryLimits::default());
         crate::store::conformance::run(&store).await;
+    }
+
+    /// The three maps over the entries (hashed, ordered, save order) hold the same
+    /// positions and name the same entries through saves, updates, deletes and evictions
+    /// that reuse the places of removed entries (issue 13's hashed index).
+    #[tokio::test]
+    async fn the_index_maps_agree_through_updates_deletes_and_evictions() {
+        fn check(store: &MemoryStore) {
+            let st = store.lock();
+            let n = st.entries.len();
+            assert_eq!(
+                (st.by_id.len(), st.ordered.len(), st.saved.len()),
+                (n, n, n)
+            );
+            for (slot, &at) in &st.ordered {
+                assert_eq!(st.by_id.get(slot), Some(&at));
+                let cp = &st.entries[at].cp;
+                assert_eq!((&cp.namespace, &cp.key), (&slot.0.namespace, &slot.0.key));
+            }
+            for (seq, slot) in &st.saved {
+                assert_eq!(st.entries[st.by_id[slot]].seq, *seq);
+            }
+        }
+        let store = MemoryStore::new(MemoryLimits::resolve(Some(20), None, None).unwrap());
+        let o = owner("t1");
+        let owner_key = OwnerKey::of(&o).as_str().to_string();
+        let mut live: std::collections::BTreeMap<String, u64> = Default::default();
+        let mut evicted = 0;
+        for step in 0..400u64 {
+            let k = format!("k{:02}", (step * 7919) % 37);
+            match step % 5 {
+                0..=2 => {
+                    let saved = match live.get(&k) {
+                        Some(&v) => store.save(cas("n", &k, &o, v, json!(step))).await,
+                        None => store.save(save("n", &k, &o, 1, json!(step))).await,
+                    }
+                    .unwrap();
+                    live.insert(k.clone(), saved.version);
+                }
+                3 => {
+                    let gone = store.delete(&key("n", &k, &o), None).await.unwrap();
+                    assert_eq!(gone, live.remove(&k).is_some());
+                }
+                _ => {
+                    let found = store.load(&key("n", &k, &o)).await.unwrap();
+                    assert_eq!(found.map(|cp| cp.version), live.get(&k).copied());
+                }
+            }
+            // Evicted records are gone from every map; what is left lists in key order.
+            let before = live.len();
+            live.retain(|k, _| {
+                let at = ("n", k.as_str(), owner_key.as_str());
+                store.lock().by_id.contains_key(&at as &dyn PositionParts)
+            });
+            evicted += before - live.len();
+            check(&store);
+            let page = store
+                .list_sync(
+                    &ListCheckpoints {
+                        namespace: Some("n".into()),
+                        limit: Some(100),
+                        ..Default::default()
+                    },
+                    |e| e.cp.key.clone(),
+                )
+                .unwrap();
+            assert_eq!(page.items, live.keys().cloned().collect::<Vec<_>>());
+        }
+        assert!(evicted > 0, "the workload evicts");
     }
 
     /// Loads and in-place updates find their record by borrowed parts in a tree many
