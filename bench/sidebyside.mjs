@@ -249,6 +249,9 @@ async function mapFloor(record, n) {
 
 async function measureKind(impl, kind, open, sizes, stalls = false) {
   let measured
+  // The delay over the whole workload: one histogram, thousands of samples (a row alone
+  // holds a few dozen, so its p99 is nearly its maximum).
+  const whole = sampleLoopDelay()
   const first = await open()
   try {
     // PRISM_BENCH_STALLS=1: where the long event-loop stalls of our runs go (bench/stalls.mjs).
@@ -269,6 +272,7 @@ async function measureKind(impl, kind, open, sizes, stalls = false) {
   } finally {
     await second.close()
   }
+  measured.loop = whole.stop()
   return measured
 }
 
@@ -283,6 +287,11 @@ function combine(passes) {
     rows,
     cyc: { ms: pick((p) => p.cyc.ms), p99: worst((p) => p.cyc.p99) },
     rev: { perSec: pick((p) => p.rev.perSec), p99: worst((p) => p.rev.p99) },
+    loop: {
+      median: ((v) => (v.length > 0 ? median(v) : NaN))(passes.map((p) => p.loop.p99).filter((v) => !Number.isNaN(v))),
+      worst: worst((p) => p.loop.p99),
+      samples: passes.reduce((n, p) => n + p.loop.samples, 0),
+    },
     stalls: passes[0].stalls,
   }
 }
@@ -367,9 +376,13 @@ export default async function sideBySide() {
       for (const name of Object.keys(o.rows)) line(`${name} (${kind})`, o.rows[name].us, refs.map(([n, r]) => [n, r?.rows[name].us]), 'µs', 'lower', single)
       line(`cycle attach→revise→approve→get (${kind})`, o.cyc.ms * 1000, refs.map(([n, r]) => [n, r && r.cyc.ms * 1000]), 'µs', 'lower', single)
       line(`${REVIEWERS} reviewers attach+approve (${kind})`, o.rev.perSec, refs.map(([n, r]) => [n, r?.rev.perSec]), 'ops/s', 'higher', kind === 'sqlite' ? 3 : undefined)
-      const p99 = [o.cyc.p99, o.rev.p99, ...Object.values(o.rows).map((x) => x.p99)].reduce(worseDelay, NaN)
-      const verdict = Number.isNaN(p99) ? 'nothing to measure' : p99 < 1 ? 'met' : 'NOT met'
-      console.log(`${`event-loop p99 delay, prism-review (${kind})`.padEnd(44)} ${fmtDelay(p99).padStart(11)}  (target < 1 ms: ${verdict}; idle loop ${fmtDelay(idle.p99)})`)
+      // The target's figure: the p99 over each pass's whole workload (the worst pass decides).
+      const { worst, samples } = o.loop
+      const verdict = Number.isNaN(worst) ? 'nothing to measure' : worst < 1 ? 'met' : 'NOT met'
+      const over = samples === 0 ? '' : ` over the whole workload (${samples} samples; median pass ${fmtDelay(o.loop.median)})`
+      console.log(`${`event-loop p99 delay, prism-review (${kind})`.padEnd(44)} ${fmtDelay(worst).padStart(11)}${over}  (target < 1 ms: ${verdict}; idle loop ${fmtDelay(idle.p99)})`)
+      const rowWorst = [o.cyc.p99, o.rev.p99, ...Object.values(o.rows).map((x) => x.p99)].reduce(worseDelay, NaN)
+      if (!Number.isNaN(rowWorst)) console.log(`${`highest p99 of one row (${kind})`.padEnd(44)} ${fmtDelay(rowWorst).padStart(11)}  (a row holds a few dozen samples: its p99 is nearly its maximum)`)
       if (o.stalls) {
         console.log(`${`event-loop stalls, prism-review (${kind})`.padEnd(44)} ${o.stalls}`)
         const byRow = [...Object.entries(o.rows).map(([n, r]) => [n, r.p99]), ['cycle', o.cyc.p99], ['reviewers', o.rev.p99]]
