@@ -266,7 +266,7 @@ impl<'a> std::borrow::Borrow<dyn PositionParts + 'a> for Slot {
 
 /// A [`Position`]'s three parts, so a lookup can name one by borrowed strings (a
 /// memory-store call otherwise copied the namespace and key into a `Position` for each
-/// search; issue 13). Ordered as `Position` is: by namespace, key, then owner key.
+/// search; issue 13). Equal and hashed as [`Slot`] is.
 trait PositionParts {
     fn parts(&self) -> (&str, &str, &str);
 }
@@ -295,18 +295,6 @@ impl Eq for dyn PositionParts + '_ {}
 impl Hash for dyn PositionParts + '_ {
     fn hash<H: Hasher>(&self, state: &mut H) {
         self.parts().hash(state);
-    }
-}
-
-impl PartialOrd for dyn PositionParts + '_ {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for dyn PositionParts + '_ {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.parts().cmp(&other.parts())
     }
 }
 
