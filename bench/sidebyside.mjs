@@ -88,6 +88,11 @@ async function timed(fn) {
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+/** The median of delay figures, leaving out NaN (no sample); NaN when none has one. */
+function medianDelay(xs) {
+  const sampled = xs.filter((x) => !Number.isNaN(x))
+  return sampled.length > 0 ? median(sampled) : NaN
+}
 
 let seq = 0
 const tid = (tag, i) => `${tag}-${seq}-${Math.floor(i / 40)}`
@@ -288,7 +293,7 @@ function combine(passes) {
     cyc: { ms: pick((p) => p.cyc.ms), p99: worst((p) => p.cyc.p99) },
     rev: { perSec: pick((p) => p.rev.perSec), p99: worst((p) => p.rev.p99) },
     loop: {
-      median: ((v) => (v.length > 0 ? median(v) : NaN))(passes.map((p) => p.loop.p99).filter((v) => !Number.isNaN(v))),
+      median: medianDelay(passes.map((p) => p.loop.p99)),
       worst: worst((p) => p.loop.p99),
       samples: passes.reduce((n, p) => n + p.loop.samples, 0),
     },

@@ -594,7 +594,7 @@ impl MemoryStore {
         let id = (key.namespace.as_str(), key.key.as_str(), owner_key.as_str());
         let id = &id as &dyn PositionParts;
         let mut st = self.lock();
-        let Some(&at) = st.by_id.get(id) else {
+        let Some((slot, &at)) = st.by_id.get_key_value(id) else {
             return Ok(false);
         };
         let entry = &st.entries[at];
@@ -606,10 +606,9 @@ impl MemoryStore {
                 )));
             }
         }
-        let seq = entry.seq;
-        if let Some(slot) = st.saved.remove(&seq) {
-            st.remove(&slot);
-        }
+        let (seq, slot) = (entry.seq, slot.clone());
+        st.saved.remove(&seq);
+        st.remove(&slot);
         Ok(true)
     }
 }
