@@ -113,11 +113,24 @@ pub fn sign_text(payload: &str, secret: &[u8], max_bytes: u64) -> Result<String>
 /// Sign `token` (its JSON text, members in declaration order, as `JSON.stringify` of the
 /// token object the service returns).
 pub fn sign(token: &DeliveryToken, secret: &[u8], max_bytes: u64) -> Result<Delivery> {
-    let payload = serde_json::to_string(token).map_err(|e| PrismError::internal(e.to_string()))?;
     Ok(Delivery {
-        link: sign_text(&payload, secret, max_bytes)?,
+        link: sign_text(&token_text(token)?, secret, max_bytes)?,
         token: token.clone(),
     })
+}
+
+/// The JSON text of [`sign`]'s delivery (`{"link":…,"token":…}`), written without building
+/// it: the token's text is the signed payload itself (issue 13).
+pub fn delivery_text(token: &DeliveryToken, secret: &[u8], max_bytes: u64) -> Result<String> {
+    let payload = token_text(token)?;
+    let link = sign_text(&payload, secret, max_bytes)?;
+    // base64url and a dot: nothing JSON escapes.
+    Ok(format!("{{\"link\":\"{link}\",\"token\":{payload}}}"))
+}
+
+/// A token's JSON text: its members in declaration order, ownership flat.
+fn token_text(token: &DeliveryToken) -> Result<String> {
+    serde_json::to_string(token).map_err(|e| PrismError::internal(e.to_string()))
 }
 
 fn bad_link(what: &str) -> PrismError {
@@ -199,6 +212,40 @@ mod tests {
             tenant_id: Some("t1".into()),
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn the_delivery_text_is_the_serialized_delivery() {
+        let awkward = Ownership {
+            tenant_id: Some("t\"1\\\u{1}é".into()),
+            account_id: None,
+            user_id: Some("u 1".into()),
+        };
+        for owner in [owner(), awkward, Ownership::default()] {
+            let t = issue(
+                "art\"1",
+                "thread-\u{2028}",
+                7,
+                &owner,
+                60,
+                1_700_000_000_000,
+            );
+            let text = delivery_text(&t, SECRET, HARD).unwrap();
+            let value: Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(
+                text,
+                serde_json::to_string(&sign(&t, SECRET, HARD).unwrap()).unwrap()
+            );
+            assert_eq!(token_of(&value["token"]).unwrap(), t);
+            let link = value["link"].as_str().unwrap();
+            assert_eq!(verify(link, SECRET, HARD, 1_700_000_000_001).unwrap(), t);
+        }
+        assert_eq!(
+            delivery_text(&issue("a", "t", 1, &owner(), 60, 0), SECRET, 10)
+                .unwrap_err()
+                .reason(),
+            Some("link_too_large")
+        );
     }
 
     #[test]

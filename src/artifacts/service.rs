@@ -41,13 +41,6 @@ pub struct Outcome {
     pub body: Option<Value>,
 }
 
-/// A result as an operation makes it: a value, or the JSON text of one (a record read
-/// or written as text, never built as a value).
-enum Json {
-    Value(Value),
-    Text(ResultText),
-}
-
 /// A result's JSON text, written after the opening `{"result":` of the answer
 /// [`ArtifactService::call_json`] makes of it, so that the answer is this buffer grown by
 /// its last members, not a copy of the text (issue 13).
@@ -96,25 +89,44 @@ impl ResultText {
     }
 }
 
+/// `ArtifactCompareResult`: which fields of revision `to` differ from revision `from`.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Comparison<'a> {
+    artifact_id: &'a str,
+    from: u64,
+    to: u64,
+    changed: Changed,
+}
+
+#[derive(serde::Serialize)]
+struct Changed {
+    hash: bool,
+    mime: bool,
+    uri: bool,
+    citations: bool,
+}
+
 /// What an operation answers, before the result and event are redacted.
 struct Answer {
-    result: Json,
+    /// The result's JSON text: every operation writes it (a record as its text, anything
+    /// else serialized), none builds it as a `Value` first (issue 13).
+    result: ResultText,
     event: Option<Value>,
     body: Option<Value>,
 }
 
 impl Answer {
-    fn quiet(result: Value) -> Self {
-        Self {
-            result: Json::Value(result),
-            event: None,
-            body: None,
-        }
+    /// A result written straight to its JSON text.
+    fn serialized(result: &impl serde::Serialize) -> Result<Self> {
+        serde_json::to_string(result)
+            .map(|t| Self::text(ResultText::of(&t)))
+            .map_err(|e| PrismError::internal(e.to_string()))
     }
 
     fn text(result: ResultText) -> Self {
         Self {
-            result: Json::Text(result),
+            result,
             event: None,
             body: None,
         }
@@ -283,23 +295,16 @@ impl ArtifactService {
         self.redactor.redact_value(v).to_string()
     }
 
-    /// [`Self::redacted`] of a result, as a value or as its text (kept as is when
-    /// redaction cannot change it).
-    fn redacted_result(&self, json: Json) -> ResultText {
-        match json {
-            Json::Value(v) => ResultText::of(&self.redacted(v)),
-            Json::Text(text) => {
-                if self.redactor.leaves_text_unchanged(text.text(), true) {
-                    return text;
-                }
-                match serde_json::from_str::<Value>(text.text()) {
-                    Ok(v) => ResultText::of(&self.redactor.redact_value(v).to_string()),
-                    // Unreachable (the text was serialized here); never answer it unredacted.
-                    Err(_) => {
-                        ResultText::of(&Value::String(super::redact::MARKER.into()).to_string())
-                    }
-                }
-            }
+    /// A result's text redacted: kept as is when redaction cannot change it, else the
+    /// text of its walked value.
+    fn redacted_result(&self, text: ResultText) -> ResultText {
+        if self.redactor.leaves_text_unchanged(text.text(), true) {
+            return text;
+        }
+        match serde_json::from_str::<Value>(text.text()) {
+            Ok(v) => ResultText::of(&self.redactor.redact_value(v).to_string()),
+            // Unreachable (the text was serialized here); never answer it unredacted.
+            Err(_) => ResultText::of(&Value::String(super::redact::MARKER.into()).to_string()),
         }
     }
 
@@ -659,26 +664,25 @@ impl ArtifactService {
                 "compare takes two distinct revisions (from != to)".into(),
             ));
         }
-        let result = self
-            .read_required(&f, &ctx, abort, |rec| {
-                let missing = |n: u64| err(R::NotFound, format!("revision {n} not found"));
-                let a = rec.revision(from).ok_or_else(|| missing(from))?;
-                let b = rec.revision(to).ok_or_else(|| missing(to))?;
-                let empty = Vec::new();
-                Ok(json!({
-                    "artifactId": rec.id,
-                    "from": from,
-                    "to": to,
-                    "changed": {
-                        "hash": a.hash != b.hash,
-                        "mime": a.mime != b.mime,
-                        "uri": a.uri != b.uri,
-                        "citations": a.citations.as_ref().unwrap_or(&empty) != b.citations.as_ref().unwrap_or(&empty),
-                    }
-                }))
+        self.read_required(&f, &ctx, abort, |rec| {
+            let missing = |n: u64| err(R::NotFound, format!("revision {n} not found"));
+            let a = rec.revision(from).ok_or_else(|| missing(from))?;
+            let b = rec.revision(to).ok_or_else(|| missing(to))?;
+            let empty = Vec::new();
+            Answer::serialized(&Comparison {
+                artifact_id: &rec.id,
+                from,
+                to,
+                changed: Changed {
+                    hash: a.hash != b.hash,
+                    mime: a.mime != b.mime,
+                    uri: a.uri != b.uri,
+                    citations: a.citations.as_ref().unwrap_or(&empty)
+                        != b.citations.as_ref().unwrap_or(&empty),
+                },
             })
-            .await?;
-        Ok(Answer::quiet(result))
+        })
+        .await
     }
 
     async fn decide(&self, v: &Value, state: Decision, abort: &AbortFlag) -> Result<Answer> {
@@ -752,21 +756,19 @@ impl ArtifactService {
     async fn last_validated(&self, v: &Value, abort: &AbortFlag) -> Result<Answer> {
         let f = fields(v, &[&["artifactId"]])?;
         let ctx = self.ctx(&f)?;
-        let result = self
-            .read_required(&f, &ctx, abort, |rec| {
-                let Some(n) = rec.last_validated_version else {
-                    return Err(err(
-                        R::NotValidated,
-                        format!("artifact {} has no approved revision", rec.id),
-                    ));
-                };
-                let rev = rec
-                    .revision(n)
-                    .ok_or_else(|| err(R::NotFound, format!("validated revision {n} not found")))?;
-                Ok(serde_json::to_value(rev).unwrap_or(Value::Null))
-            })
-            .await?;
-        Ok(Answer::quiet(result))
+        self.read_required(&f, &ctx, abort, |rec| {
+            let Some(n) = rec.last_validated_version else {
+                return Err(err(
+                    R::NotValidated,
+                    format!("artifact {} has no approved revision", rec.id),
+                ));
+            };
+            let rev = rec
+                .revision(n)
+                .ok_or_else(|| err(R::NotFound, format!("validated revision {n} not found")))?;
+            Answer::serialized(rev)
+        })
+        .await
     }
 
     /// `ttlSeconds`: absent → the cap; otherwise an integer in `1..=cap`, else a
@@ -799,12 +801,12 @@ impl ArtifactService {
             }
             let token = link::issue(&rec.id, &rec.thread_id, version, &ctx.owner, ttl, ctx.now);
             let l = &self.config.limits;
-            let delivery = link::sign(
+            let delivery = link::delivery_text(
                 &token,
                 &self.config.link_secret,
                 l.delivery_link_token_bytes,
             )?;
-            let mut out = Answer::quiet(serde_json::to_value(delivery).unwrap_or(Value::Null));
+            let mut out = Answer::text(ResultText::of(&delivery));
             if self.config.bodies {
                 out.body = Some(self.body_request(rec, version, &ctx, ttl)?);
             }
