@@ -18,6 +18,8 @@ const ownership = { tenantId: 'bench' }
 const REVIEWERS = 32
 const SECRET = 'bench-secret-value'
 const LINK = 'bench-link-secret-0123456789abcdef'
+/** Connections each implementation's PostgreSQL pool may open (PRISM_BENCH_PG_CONNECTIONS, default 8). */
+const PG_CONNECTIONS = Math.max(1, Number(process.env.PRISM_BENCH_PG_CONNECTIONS ?? 8))
 /** Measured passes per store kind (PRISM_BENCH_PASSES, default 3). */
 const PASSES = Math.max(1, Number(process.env.PRISM_BENCH_PASSES ?? 3))
 
@@ -31,7 +33,7 @@ function ours() {
       return { store: p.checkpoints, close: () => p.close() }
     },
     postgres: async (url, schema) => {
-      const p = prism.createPostgresPersistence({ connectionString: url, schema, maxConnections: 16 })
+      const p = prism.createPostgresPersistence({ connectionString: url, schema, maxConnections: PG_CONNECTIONS })
       return { store: p.checkpoints, close: () => p.close() }
     },
     service: (store) => prism.createArtifactService(store, { redactor: prism.createSecretRedactor([SECRET]), linkSecret: LINK }),
@@ -54,7 +56,7 @@ async function reference(root) {
       return { store: p.checkpoints, close: async () => p.close() }
     },
     postgres: async (url, schema) => {
-      const p = await pg.createPostgresPersistence({ connectionString: url, schema, poolMax: 16 })
+      const p = await pg.createPostgresPersistence({ connectionString: url, schema, poolMax: PG_CONNECTIONS })
       return { store: p.checkpoints, close: () => p.close() }
     },
     service: (store) => server.createArtifactService(store, { redactor: core.createSecretRedactor([SECRET]), linkSecret: LINK }),
