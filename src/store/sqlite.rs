@@ -229,12 +229,14 @@ where
     let (tx, rx) = tokio::sync::oneshot::channel();
     // The answer is sent inside the drain point, so the call waiting for it continues
     // on this thread ([`crate::inline`]).
-    let spawned = tokio::task::spawn_blocking(move || {
+    let job = move || {
         crate::inline::drain_point(|| {
             let _ = tx.send(conns.read(f));
         })
-    });
-    drop(spawned);
+    };
+    if let Err(job) = shared.conns.lane.try_run(Box::new(job)) {
+        drop(tokio::task::spawn_blocking(job));
+    }
     let out = rx.await;
     drop(gate);
     match out {

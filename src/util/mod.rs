@@ -4,6 +4,7 @@
 
 pub mod caps;
 pub mod drop_later;
+pub mod lane;
 pub mod sync;
 pub mod time;
 pub mod uri;

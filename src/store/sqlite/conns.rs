@@ -8,11 +8,16 @@
 //!   back to its savepoint, writes nothing and reports its own error; the others commit.
 //!   No caller hears of success before the commit that made its write durable returned;
 //!   when that commit fails, every write of the batch reports the failure.
-//! - **Reads** run on tokio's blocking pool over a small pool of reader connections; in
-//!   WAL mode they never queue behind the writer, and they see every committed write.
+//! - **Reads** run over a small pool of reader connections: on the lane thread when it is
+//!   free ([`crate::util::lane`]: it stays awake for a moment after each read, so a read
+//!   that follows closely does not pay a thread wake-up), else on tokio's blocking pool,
+//!   in parallel. In WAL mode they never queue behind the writer, and they see every
+//!   committed write.
+//! - The writer, too, stays awake for a moment after each batch before it sleeps.
 
 use super::{db_error, open, SqliteOptions};
 use crate::error::{PrismError, Result};
+use crate::util::lane::{recv_spinning, Lane, SPIN};
 use crate::util::sync::lock;
 use rusqlite::Connection;
 use std::sync::mpsc;
@@ -39,6 +44,9 @@ pub(super) struct Conns {
     /// Set once a connection opened the file fully (WAL, schema): later readers skip that.
     ready: std::sync::atomic::AtomicBool,
     closed: Mutex<bool>,
+    /// Where reads run first: one thread that stays awake for a moment after each read
+    /// (see [`crate::util::lane`]); a read that finds it busy runs on tokio's blocking pool.
+    pub(super) lane: Lane,
 }
 
 impl Conns {
@@ -49,6 +57,7 @@ impl Conns {
             readers: Mutex::new(Vec::new()),
             ready: std::sync::atomic::AtomicBool::new(false),
             closed: Mutex::new(false),
+            lane: Lane::new("prism-sqlite-reader"),
         }
     }
 
@@ -127,6 +136,7 @@ impl Conns {
     /// Stop the writer once it drained its queue, close every connection (blocking).
     pub(super) fn close(&self) -> Result<()> {
         *lock(&self.closed) = true;
+        self.lane.stop();
         let writer = lock(&self.writer).take();
         if let Some((send, thread)) = writer {
             drop(send);
@@ -166,7 +176,7 @@ where
 
 fn writer_loop(options: &SqliteOptions, recv: &mpsc::Receiver<Job>) {
     let mut conn: Option<Connection> = None;
-    while let Ok(first) = recv.recv() {
+    while let Ok(first) = recv_spinning(recv, SPIN) {
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
             match recv.try_recv() {
