@@ -107,6 +107,8 @@ function buildService(store, options) {
   )
   const host = hostRedactor && hostRedaction(hostRedactor, invalidInput)
   const target = handle.callTarget()
+  // How long each operation's calls take lately (js/calls.js's `invoke`).
+  const took = new Float64Array(OPERATIONS.length)
 
   /**
    * The request's JSON text and signal; a promise of them with a host redactor.
@@ -148,7 +150,7 @@ function buildService(store, options) {
     // A call that finished on this thread answers its text itself: no promise to wait on.
     const index = /** @type {number} */ (OPERATION_INDEX.get(op))
     let text = runNative(signal, hostRedactor, ArtifactError, (flag) =>
-      invoke((_, token) => (flag ? handle.startAbortable(index, json, flag, token) : startCall(target, index, json, token))),
+      invoke((_, token) => (flag ? handle.startAbortable(index, json, flag, token) : startCall(target, index, json, token)), took, index),
     )
     if (typeof text !== 'string') text = await text
     let { result, event, body } = JSON.parse(text)

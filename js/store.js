@@ -93,6 +93,8 @@ const DELETE = 3
  */
 function wrapHandle(handle) {
   const target = handle.callTarget(callPort())
+  // How long each operation's calls take lately (js/calls.js's `invoke`).
+  const took = new Float64Array(METHODS.length)
   // `method(input)` → its input's JSON text (a failure rejects). A call that finished on
   // this thread answers its text itself: no promise to wait on.
   /**
@@ -102,7 +104,7 @@ function wrapHandle(handle) {
    */
   const call = async (op, method, input) => {
     const json = inputJson(method, input)
-    const text = invoke((_, token) => startCall(target, op, json, token))
+    const text = invoke((_, token) => startCall(target, op, json, token), took, op)
     return JSON.parse(typeof text === 'string' ? text : await text)
   }
   /** @type {CheckpointStore} */
