@@ -125,6 +125,16 @@ mod tests {
         assert_eq!(recv_spinning(&rx, SPIN), Err(mpsc::RecvError));
     }
 
+    /// Hand `job` to `lane` as soon as it is free (within 10 s).
+    fn run_when_free(lane: &Lane, mut job: Job) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while let Err(back) = lane.try_run(job) {
+            assert!(Instant::now() < deadline, "the lane never became free");
+            job = back;
+            std::thread::yield_now();
+        }
+    }
+
     #[test]
     fn a_lane_runs_one_job_at_a_time_on_its_own_thread_and_gives_back_the_rest() {
         let lane = Lane::new("test-lane");
@@ -147,30 +157,12 @@ mod tests {
         assert!(back.is_err());
         hold.wait();
         // Free again once the job returned; a job that panics does not take the lane.
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let mut panicking: Job = Box::new(|| panic!("a job that panics"));
-        loop {
-            match lane.try_run(panicking) {
-                Ok(()) => break,
-                Err(job) if Instant::now() < deadline => {
-                    panicking = job;
-                    std::thread::yield_now();
-                }
-                Err(_) => panic!("the lane never became free"),
-            }
-        }
+        run_when_free(&lane, Box::new(|| panic!("a job that panics")));
         let tx3 = tx.clone();
-        let mut next: Job = Box::new(move || tx3.send(std::thread::current().id()).unwrap());
-        loop {
-            match lane.try_run(next) {
-                Ok(()) => break,
-                Err(job) if Instant::now() < deadline => {
-                    next = job;
-                    std::thread::yield_now();
-                }
-                Err(_) => panic!("the lane never became free after a panic"),
-            }
-        }
+        run_when_free(
+            &lane,
+            Box::new(move || tx3.send(std::thread::current().id()).unwrap()),
+        );
         assert_eq!(
             rx.recv().unwrap(),
             ran_on,
