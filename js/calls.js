@@ -124,7 +124,7 @@ function invoke(start, took, op = 0) {
 // A call that left this thread (a SQLite read on its lane, a PostgreSQL query) often
 // answers within a couple of hundred µs. Meanwhile an idle event loop sleeps in the
 // kernel, and waking it costs 25-30 µs on a virtual machine (issue 13: a sequential SQLite
-// loadCheckpoint took a median 52-60 µs with the loop asleep, 24-32 µs awake). So while
+// loadCheckpoint took a median 38-59 µs with the loop asleep, 27-34 µs awake). So while
 // exactly one call is outstanding (a caller awaiting its calls one after another) and its
 // operation lately answered within AWAKE_MS, the loop keeps turning through setImmediate
 // for at most AWAKE_MS: it never blocks (timers and I/O run as usual) and stops as soon as

@@ -5,9 +5,9 @@
 //! with the receiver spinning first, 1.2-2.7 µs). A call that waits on a SQLite thread
 //! paid that wake-up on every request. A thread that receives with [`recv_spinning`]
 //! polls its queue for a short while before it sleeps, so a request that follows its last
-//! one closely (a caller awaiting calls in sequence) is taken at once. While it polls it
-//! yields its CPU to any other thread that is ready to run, so it only ever uses a CPU
-//! nobody else wants.
+//! one closely (a caller awaiting calls in sequence) is taken at once. Each turn of its
+//! polling yields the CPU (`sched_yield`) to any other thread ready to run there, and it
+//! polls for at most [`SPIN`] after each job.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
