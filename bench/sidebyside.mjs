@@ -346,6 +346,7 @@ export default async function sideBySide() {
         },
         { single: 200, cycles: 100, perReviewer: 8 },
       ])
+      console.log(`postgresql: each implementation's pool opens at most ${PG_CONNECTIONS} connections (PRISM_BENCH_PG_CONNECTIONS)`)
     } else console.log('postgresql: skipped (PRISM_TEST_POSTGRES_URL is not set)')
     // PRISM_BENCH_STORES=memory,sqlite limits the stores measured.
     const only = process.env.PRISM_BENCH_STORES?.split(',')
