@@ -40,19 +40,24 @@ type Job = Box<dyn FnOnce() + Send>;
 /// is free, so a caller with more work in flight runs the rest elsewhere (in parallel).
 pub struct Lane {
     name: &'static str,
-    /// The thread's queue, started on first use; `None` after [`Lane::stop`].
-    queue: Mutex<Option<mpsc::Sender<Job>>>,
-    started: AtomicBool,
+    queue: Mutex<Queue>,
     /// Set while a job is handed over or running.
     busy: Arc<AtomicBool>,
+}
+
+/// The lane thread's queue: started on first use; once stopped (or when no thread could
+/// start), never again.
+enum Queue {
+    NotStarted,
+    Running(mpsc::Sender<Job>),
+    Stopped,
 }
 
 impl Lane {
     pub fn new(name: &'static str) -> Self {
         Self {
             name,
-            queue: Mutex::new(None),
-            started: AtomicBool::new(false),
+            queue: Mutex::new(Queue::NotStarted),
             busy: Arc::new(AtomicBool::new(false)),
         }
     }
@@ -68,12 +73,12 @@ impl Lane {
             return Err(job);
         }
         let mut queue = crate::util::sync::lock(&self.queue);
-        if queue.is_none() && !self.started.swap(true, Ordering::AcqRel) {
-            *queue = self.spawn();
+        if matches!(*queue, Queue::NotStarted) {
+            *queue = self.spawn().map_or(Queue::Stopped, Queue::Running);
         }
-        let sent = match queue.as_ref() {
-            Some(tx) => tx.send(job).map_err(|mpsc::SendError(job)| job),
-            None => Err(job),
+        let sent = match &*queue {
+            Queue::Running(tx) => tx.send(job).map_err(|mpsc::SendError(job)| job),
+            Queue::NotStarted | Queue::Stopped => Err(job),
         };
         if sent.is_err() {
             self.busy.store(false, Ordering::Release);
@@ -100,8 +105,7 @@ impl Lane {
 
     /// Let the thread end once its queue is empty; later jobs are given back.
     pub fn stop(&self) {
-        self.started.store(true, Ordering::Release);
-        crate::util::sync::lock(&self.queue).take();
+        *crate::util::sync::lock(&self.queue) = Queue::Stopped;
     }
 }
 
