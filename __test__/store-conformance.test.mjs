@@ -319,10 +319,11 @@ for (const [name, make] of Object.entries(stores)) {
     // keep it; so do ours (the value's JSON text is kept as JSON.stringify wrote it).
     // PostgreSQL's jsonb cannot hold it, and the host bridge reads values into Rust:
     // both refuse it as docs/stores.md says, and nothing is saved.
-    test('a value holding lone surrogates: kept and answered as saved where the store keeps text, else refused', async () => {
+    test('a value or metadata holding lone surrogates: kept and answered as saved where the store keeps text, else refused', async () => {
       const s = make()
       const ns = 'lone'
       const value = { cut: '😀 ok'.slice(0, 1), low: 'x\udfffy', list: ['\ud800', { '\udbff': 'k' }], n: 1e21, fine: '😀' }
+      const metadata = { run: 'r\ud83d', nested: { '\udc00': ['\ud800x'] } }
       const keeps = name === 'memory' || name === 'sqlite file'
       const unreadable = (e) => e instanceof RangeError && e.code === 'ERR_OUT_OF_RANGE' && /input cannot be read: .*lone UTF-16 surrogate/.test(e.message)
       // Only the value is kept as text: a key is refused by every store.
@@ -330,8 +331,9 @@ for (const [name, make] of Object.entries(stores)) {
       if (!keeps) {
         await s.saveCheckpoint({ namespace: ns, key: 'k', ...A, version: 1, value: 'kept' })
         await assert.rejects(s.saveCheckpoint({ namespace: ns, key: 'k', ...A, version: 2, value }), unreadable)
+        await assert.rejects(s.saveCheckpoint({ namespace: ns, key: 'k', ...A, version: 2, value: 'plain', metadata }), unreadable)
         const kept = await s.loadCheckpoint({ namespace: ns, key: 'k', ...A })
-        assert.deepEqual([kept.version, kept.value], [1, 'kept'], 'nothing saved')
+        assert.deepEqual([kept.version, kept.value, kept.metadata], [1, 'kept', undefined], 'nothing saved')
         return
       }
       const saved = await s.saveCheckpoint({ namespace: ns, key: 'k', ...A, version: 1, value, metadata: { m: 1 } })
@@ -343,6 +345,16 @@ for (const [name, make] of Object.entries(stores)) {
       const page = await s.listCheckpoints({ namespace: ns, ...A })
       assert.equal(page.items.length, 1)
       assert.deepEqual(page.items[0].value, value)
+      // Metadata too, as the reference's stores keep it (the key order as given).
+      const withMeta = await s.saveCheckpoint({ namespace: ns, key: 'm', ...A, version: 1, value: 1, metadata })
+      assert.deepEqual(withMeta.metadata, metadata)
+      const metaLoaded = await s.loadCheckpoint({ namespace: ns, key: 'm', ...A })
+      assert.deepEqual(metaLoaded.metadata, metadata)
+      assert.equal(metaLoaded.metadata.run, 'r\ud83d', 'the lone high surrogate itself')
+      assert.deepEqual(Object.keys(metaLoaded.metadata), ['run', 'nested'])
+      const metaPage = await s.listCheckpoints({ namespace: ns, keyPrefix: 'm', ...A })
+      assert.deepEqual(metaPage.items.map((c) => c.metadata), [metadata])
+      assert.equal(await s.deleteCheckpoint({ namespace: ns, key: 'm', ...A }), true)
       // Replaced by a plain value, and deleted, as any other.
       await s.saveCheckpoint({ namespace: ns, key: 'k', ...A, version: 2, expectedVersion: 1, value: 'plain' })
       assert.equal((await s.loadCheckpoint({ namespace: ns, key: 'k', ...A })).value, 'plain')

@@ -2,7 +2,7 @@
 //! SQLite, PostgreSQL, the host bridge), with forced two-writer interleavings for CAS in
 //! the manner of Kubernetes' storage tests. Each store's test module calls [`run`].
 
-use super::model::Order;
+use super::model::{Metadata, Order};
 use super::*;
 use crate::error::{ErrorKind, Result};
 use serde_json::{json, Value};
@@ -191,7 +191,7 @@ async fn text_and_counts(store: &dyn CheckpointStore, ns: &str) {
     let k = key(ns, "k", &o);
     let mut create = cas(ns, "k", &o, 0, json!({ "v": [1, 2.5, "\u{e9}\"\\"] }));
     create.category = Some("c".into());
-    create.metadata = json!({ "m": 1 }).as_object().cloned();
+    create.metadata = json!({ "m": 1 }).as_object().map(Metadata::from_map);
     let saved = store.save_text(create, None).await.expect("save_text");
     let loaded = store.load(&k).await.unwrap().expect("saved");
     let serde = serde_json::to_string(&loaded).unwrap();
@@ -263,7 +263,7 @@ async fn listed_texts(store: &dyn CheckpointStore, ns: &str) {
             json!({ "i": i, "s": "\u{e9}\"" }),
         );
         req.category = Some(if i % 2 == 0 { "even" } else { "odd" }.into());
-        req.metadata = json!({ "m": i }).as_object().cloned();
+        req.metadata = json!({ "m": i }).as_object().map(Metadata::from_map);
         store.save_text(req, None).await.unwrap();
     }
     store
@@ -362,7 +362,9 @@ pub(crate) async fn listed_count(
 async fn crud(store: &dyn CheckpointStore, ns: &str, keeps_key_order: bool) {
     let o = owner("t1");
     let value = json!({ "a": [1, 2.5, "\u{e9}\u{1f600}"], "z": null, "b": { "c": true } });
-    let meta = json!({ "run": "r1", "n": 2 }).as_object().cloned();
+    let meta = json!({ "run": "r1", "n": 2 })
+        .as_object()
+        .map(Metadata::from_map);
     let mut create = cas(ns, "k", &o, 0, value.clone());
     create.category = Some("artifact".into());
     create.metadata = meta.clone();

@@ -22,7 +22,9 @@
 //! loads first and deletes only at that version: the reference interface has no
 //! conditional delete.
 
-use super::model::{check_version, CheckpointKey, ListCheckpoints, Order, SaveCheckpoint};
+use super::model::{
+    check_version, CheckpointKey, ListCheckpoints, Metadata, Order, SaveCheckpoint,
+};
 use super::wire::key_request;
 use super::{BoxFuture, Checkpoint, CheckpointStore, Ownership, Page, VALUE_BYTES_HARD};
 use crate::error::{PrismError, Result};
@@ -164,7 +166,7 @@ fn checkpoint(op: HostOp, v: Value) -> Result<Checkpoint> {
         created_at,
         updated_at,
         metadata: match obj.get("metadata") {
-            Some(Value::Object(m)) => Some(m.clone()),
+            Some(Value::Object(m)) => Some(Metadata::from_map(m)),
             _ => None,
         },
     })
@@ -191,7 +193,11 @@ fn save_request(req: &SaveCheckpoint) -> String {
         obj.insert("category".into(), Value::String(c.clone()));
     }
     if let Some(m) = &req.metadata {
-        obj.insert("metadata".into(), Value::Object(m.clone()));
+        // Read when the save was (`parse_save`): a lone surrogate never reaches a host.
+        obj.insert(
+            "metadata".into(),
+            Value::Object(m.to_map().unwrap_or_default()),
+        );
     }
     with_signal(obj, req.signal)
 }

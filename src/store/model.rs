@@ -150,7 +150,69 @@ pub struct Checkpoint {
     /// ISO-8601 UTC.
     pub updated_at: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<Map<String, Value>>,
+    pub metadata: Option<Metadata>,
+}
+
+/// A checkpoint's `metadata`: a JSON object kept as its text. A store that keeps text
+/// (memory, SQLite) keeps it exactly as `JSON.stringify` wrote it, so a string holding a
+/// lone UTF-16 surrogate (an escape such as `\ud800`, which a Rust string cannot hold)
+/// loads back as it was saved, as the reference's stores keep it; a store that keeps
+/// values (PostgreSQL, a host's store) reads it with [`Metadata::to_map`].
+#[derive(Debug, Clone)]
+pub struct Metadata(Box<str>);
+
+impl Metadata {
+    /// The text of `map`.
+    pub fn from_map(map: &Map<String, Value>) -> Self {
+        // A map of values always serializes.
+        Self(serde_json::to_string(map).unwrap_or_default().into())
+    }
+
+    /// `text` as metadata when it is a JSON object (lone surrogate escapes allowed),
+    /// else why not.
+    pub fn from_text(text: &str) -> std::result::Result<Self, String> {
+        let text = text.trim();
+        if !text.starts_with('{') {
+            return Err("metadata is not a JSON object".into());
+        }
+        // Checks the text is JSON without reading it into values (which would refuse a
+        // lone surrogate escape).
+        serde_json::from_str::<&serde_json::value::RawValue>(text).map_err(|e| e.to_string())?;
+        Ok(Self(text.into()))
+    }
+
+    /// Its JSON text.
+    pub fn text(&self) -> &str {
+        &self.0
+    }
+
+    /// Read into values; refused (why, as [`crate::json::read_well_formed`] says) when it
+    /// holds what a Rust string cannot (a lone surrogate).
+    pub fn to_map(&self) -> std::result::Result<Map<String, Value>, serde_json::Error> {
+        serde_json::from_str(&self.0)
+    }
+}
+
+/// The same members and values (a PostgreSQL `jsonb` answers them in its own order and
+/// spacing); texts that cannot be read are equal only as the same text.
+impl PartialEq for Metadata {
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0 || matches!((self.to_map(), other.to_map()), (Ok(a), Ok(b)) if a == b)
+    }
+}
+
+impl Serialize for Metadata {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let raw = serde_json::value::RawValue::from_string(self.0.to_string())
+            .map_err(serde::ser::Error::custom)?;
+        raw.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Metadata {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        Map::<String, Value>::deserialize(d).map(|m| Self::from_map(&m))
+    }
 }
 
 /// A checkpoint as its `CheckpointRecord` JSON text (what the binding answers), with the
@@ -318,8 +380,7 @@ impl CheckpointText {
         push_json_str(&mut out, &cp.updated_at);
         if let Some(m) = &cp.metadata {
             out.push_str(",\"metadata\":");
-            // Maps of values always serialize.
-            out.push_str(&serde_json::to_string(m).unwrap_or_default());
+            out.push_str(m.text());
         }
         out.push('}');
         let text = out;
@@ -354,7 +415,7 @@ pub struct SaveCheckpoint {
     pub fencing_token: Option<u64>,
     pub value: Value,
     pub category: Option<String>,
-    pub metadata: Option<Map<String, Value>>,
+    pub metadata: Option<Metadata>,
     pub signal: SignalRef,
     /// The saver's parsed form of the value text it hands beside this request (see
     /// [`ValueMemo`]); kept only by a store that asks for it, never on the wire.
@@ -525,7 +586,7 @@ impl SaveCheckpoint {
             check_text("category", c, MAX_CATEGORY_BYTES, true)?;
         }
         if let Some(m) = &self.metadata {
-            let n = serde_json::to_string(m).map_or(usize::MAX, |s| s.len());
+            let n = m.text().len();
             if n > MAX_METADATA_BYTES {
                 return Err(PrismError::range(format!(
                     "Checkpoint metadata is {n} bytes, more than {MAX_METADATA_BYTES}"
@@ -713,7 +774,9 @@ mod tests {
             owner: owner(Some("t"), None, Some("u")),
             created_at: "c".into(),
             updated_at: "u".into(),
-            metadata: Some(json!({ "m": true }).as_object().unwrap().clone()),
+            metadata: Some(Metadata::from_map(
+                json!({ "m": true }).as_object().unwrap(),
+            )),
         };
         assert_eq!(
             serde_json::to_string(&cp).unwrap(),
@@ -726,7 +789,7 @@ mod tests {
     /// range holds exactly the value's text.
     #[test]
     fn checkpoint_text_is_the_serde_text_of_the_record() {
-        let meta = json!({ "m": [1, "x\"y"] }).as_object().unwrap().clone();
+        let meta = Metadata::from_map(json!({ "m": [1, "x\"y"] }).as_object().unwrap());
         for fence in [None, Some(0), Some(9_007_199_254_740_991)] {
             for category in [None, Some("c\u{1}\\".to_string())] {
                 for o in [

@@ -22,8 +22,8 @@
 use super::cursor::{self, Position};
 use super::lifecycle::Lifecycle;
 use super::model::{
-    value_bytes, value_too_large, Checkpoint, CheckpointKey, ListCheckpoints, Order, Ownership,
-    Page, SaveCheckpoint, PAGE_SIZE_SQL, VALUE_BYTES_HARD,
+    value_bytes, value_too_large, Checkpoint, CheckpointKey, ListCheckpoints, Metadata, Order,
+    Ownership, Page, SaveCheckpoint, PAGE_SIZE_SQL, VALUE_BYTES_HARD,
 };
 use super::{invalid, CheckpointStore};
 use crate::error::{PrismError, Result};
@@ -310,7 +310,7 @@ fn to_checkpoint(row: &Row) -> Result<(Checkpoint, String)> {
             category: row.try_get(7).map_err(get)?,
             value: row.try_get(8).map_err(get)?,
             metadata: match metadata {
-                Some(serde_json::Value::Object(m)) => Some(m),
+                Some(serde_json::Value::Object(m)) => Some(Metadata::from_map(&m)),
                 _ => None,
             },
             created_at: row.try_get(10).map_err(get)?,
@@ -390,7 +390,7 @@ type Params<'a> = Vec<&'a (dyn ToSql + Sync)>;
 struct SaveArgs<'a> {
     okey: String,
     json: tokio_postgres::types::Json<&'a serde_json::Value>,
-    meta: Option<tokio_postgres::types::Json<&'a serde_json::Map<String, serde_json::Value>>>,
+    meta: Option<tokio_postgres::types::Json<&'a Metadata>>,
     version: i64,
     fence: Option<i64>,
     expected: Option<i64>,

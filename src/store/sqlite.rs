@@ -22,8 +22,8 @@
 use super::cursor::{self, Position};
 use super::lifecycle::Lifecycle;
 use super::model::{
-    value_too_large, Checkpoint, CheckpointKey, CheckpointText, ListCheckpoints, Order, Ownership,
-    Page, SaveCheckpoint, PAGE_SIZE_SQL, VALUE_BYTES_HARD,
+    value_too_large, Checkpoint, CheckpointKey, CheckpointText, ListCheckpoints, Metadata, Order,
+    Ownership, Page, SaveCheckpoint, PAGE_SIZE_SQL, VALUE_BYTES_HARD,
 };
 use super::{invalid, BoxFuture, CheckpointStore};
 use crate::error::{PrismError, Result};
@@ -151,9 +151,13 @@ fn with_metadata(raw: RawRow) -> Result<(Checkpoint, String)> {
     let mut cp = raw.cp;
     cp.metadata = match raw.metadata {
         None => None,
-        Some(t) => match serde_json::from_str(&t).map_err(malformed)? {
-            serde_json::Value::Object(m) => Some(m),
-            _ => None,
+        // Kept as saved (a lone surrogate escape included); not an object: none, as before.
+        Some(t) => match Metadata::from_text(&t) {
+            Ok(m) => Some(m),
+            Err(_) => {
+                serde_json::from_str::<serde_json::Value>(&t).map_err(malformed)?;
+                None
+            }
         },
     };
     Ok((cp, raw.value))
@@ -595,10 +599,7 @@ impl SqliteCheckpointStore {
         if value.len() > VALUE_BYTES_HARD {
             return Err(value_too_large(value.len(), VALUE_BYTES_HARD));
         }
-        let metadata = req
-            .metadata
-            .as_ref()
-            .map(|m| serde_json::to_string(m).unwrap_or_else(|_| "{}".into()));
+        let metadata = req.metadata.as_ref().map(|m| m.text().to_string());
         Ok(SaveTexts { value, metadata })
     }
 

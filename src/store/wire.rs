@@ -3,8 +3,8 @@
 //! already taken `signal` out) read into the model, every rule checked.
 
 use super::model::{
-    check_version, conflict, CheckpointKey, ListCheckpoints, Order, Ownership, SaveCheckpoint,
-    VALUE_BYTES_HARD,
+    check_version, conflict, CheckpointKey, ListCheckpoints, Metadata, Order, Ownership,
+    SaveCheckpoint, VALUE_BYTES_HARD,
 };
 use crate::error::{PrismError, Result};
 use crate::json::{type_name, Fields};
@@ -94,6 +94,9 @@ fn counter(f: &Fields<'_>, name: &str) -> Result<Option<u64>> {
 pub fn parse_save(text: &str) -> Result<SaveCheckpoint> {
     let (mut req, value) = parse_save_text(text)?;
     req.value = serde_json::from_str(value).map_err(|e| unreadable_text(value, e))?;
+    if let Some(m) = &req.metadata {
+        m.to_map().map_err(|e| unreadable_text(m.text(), e))?;
+    }
     Ok(req)
 }
 
@@ -101,17 +104,26 @@ pub fn parse_save(text: &str) -> Result<SaveCheckpoint> {
 /// `JSON.stringify` wrote it, checked to be JSON but not read into a value: a store that
 /// keeps text (memory, SQLite) keeps it as given, so a string holding a lone UTF-16
 /// surrogate (written as an escape such as `\ud800`, which a Rust string cannot hold)
-/// loads back as it was saved, as the reference's stores keep it.
+/// loads back as it was saved, as the reference's stores keep it. `metadata` is kept as
+/// its text the same way ([`Metadata`]).
 pub fn parse_save_text(text: &str) -> Result<(SaveCheckpoint, &str)> {
     if text.len() > MAX_INPUT_BYTES || !text.trim_start().starts_with('{') {
         // Too large, or not an object: refused as any other input is.
         parse_object(text)?;
     }
-    let SaveMembers { members, value } =
-        serde_json::from_str(text).map_err(|e| unreadable_text(text, e))?;
+    let SaveMembers {
+        members,
+        value,
+        metadata,
+    } = serde_json::from_str(text).map_err(|e| unreadable_text(text, e))?;
     let value = value.map(RawValue::get);
+    let metadata = metadata.map(RawValue::get);
     // The request object is one level, as when the whole text was read into a value.
-    if value.is_some_and(|v| 1 + crate::json::nesting(v) >= crate::json::MAX_DEPTH) {
+    if [value, metadata]
+        .into_iter()
+        .flatten()
+        .any(|v| 1 + crate::json::nesting(v) >= crate::json::MAX_DEPTH)
+    {
         return Err(unreadable(format!(
             "it nests deeper than {} levels",
             crate::json::MAX_DEPTH
@@ -133,15 +145,13 @@ pub fn parse_save_text(text: &str) -> Result<(SaveCheckpoint, &str)> {
     let key = required_text(&f, "key")?;
     let version = f.get("version").and_then(crate::json::as_u64).unwrap_or(0);
     check_version(version)?;
-    let metadata = match f.get("metadata") {
+    let metadata = match metadata {
         None => None,
-        Some(Value::Object(m)) => Some(m.clone()),
-        Some(other) => {
-            return Err(type_error(format!(
-                "input.metadata must be an object, got {}",
-                type_name(other)
-            )))
-        }
+        Some(m) => Some(Metadata::from_text(m).map_err(|_| {
+            // Not an object: named by its type, as when it was read into a value.
+            let kind = serde_json::from_str::<Value>(m).map_or("a value", |v| type_name(&v));
+            type_error(format!("input.metadata must be an object, got {kind}"))
+        })?),
     };
     let expected_version = counter(&f, "expectedVersion")?;
     let fencing_token = counter(&f, "fencingToken")?;
@@ -171,7 +181,7 @@ fn unreadable_text(text: &str, e: serde_json::Error) -> PrismError {
     if crate::json::holds_lone_surrogate(text) {
         return unreadable(
             "it holds a string with a lone UTF-16 surrogate (cut inside a surrogate pair), \
-             which only a value can hold, in the memory and SQLite stores",
+             which only a value or metadata can hold, in the memory and SQLite stores",
         );
     }
     unreadable(e)
@@ -181,12 +191,13 @@ fn unreadable(e: impl std::fmt::Display) -> PrismError {
     PrismError::range(format!("input cannot be read: {e}"))
 }
 
-/// A `saveCheckpoint` input object: its members but `value`, read into values, and
-/// `value` as its JSON text (the last of repeated members wins, as when read into a
-/// value).
+/// A `saveCheckpoint` input object: its members but `value` and `metadata`, read into
+/// values, and those two as their JSON texts (the last of repeated members wins, as when
+/// read into a value).
 struct SaveMembers<'a> {
     members: Map<String, Value>,
     value: Option<&'a RawValue>,
+    metadata: Option<&'a RawValue>,
 }
 
 impl<'de> Deserialize<'de> for SaveMembers<'de> {
@@ -206,10 +217,13 @@ impl<'de> Deserialize<'de> for SaveMembers<'de> {
                 let mut out = SaveMembers {
                     members: Map::new(),
                     value: None,
+                    metadata: None,
                 };
                 while let Some(k) = map.next_key::<String>()? {
                     if k == "value" {
                         out.value = Some(map.next_value()?);
+                    } else if k == "metadata" {
+                        out.metadata = Some(map.next_value()?);
                     } else {
                         out.members.insert(k, map.next_value()?);
                     }
@@ -354,7 +368,7 @@ mod tests {
             (3, Some(2), Some(0))
         );
         assert_eq!(s.owner.owner_key(), r#"{"tenantId":"t","userId":""}"#);
-        assert_eq!(s.metadata.unwrap()["m"], 1);
+        assert_eq!(s.metadata.unwrap().to_map().unwrap()["m"], 1);
         let unowned =
             parse_save(r#"{"namespace":"n","key":"k","version":1,"value":null}"#).unwrap();
         assert!(unowned.owner.is_unowned());
@@ -427,6 +441,60 @@ mod tests {
             "]".repeat(200)
         );
         assert_eq!(kind(parse_save(&deep)), Range);
+    }
+
+    #[test]
+    fn metadata_is_kept_as_its_text_where_text_is_kept_and_read_where_values_are() {
+        // A lone surrogate (an emoji cut in half) in metadata, as JSON.stringify writes it.
+        let text = r#"{"namespace":"n","key":"k","version":1,"value":1,"metadata":{"cut":"\ud83d","n":[1,{"\udfff":true}]}}"#;
+        let (req, value) = parse_save_text(text).unwrap();
+        assert_eq!(value, "1");
+        let meta = req.metadata.expect("metadata");
+        assert_eq!(meta.text(), r#"{"cut":"\ud83d","n":[1,{"\udfff":true}]}"#);
+        assert!(meta.to_map().is_err(), "no Rust string holds it");
+        // A store that keeps values refuses it, naming the lone surrogate.
+        let e = parse_save(text).unwrap_err();
+        assert_eq!(e.kind, Range);
+        assert!(e.message.contains("lone UTF-16 surrogate"), "{}", e.message);
+        // Readable metadata reads the same either way, and is written back as given.
+        let plain =
+            r#"{"namespace":"n","key":"k","version":1,"value":1,"metadata":{"b":1,"a":"\u00e9"}}"#;
+        let read = parse_save(plain).unwrap().metadata.unwrap();
+        assert_eq!(read.to_map().unwrap()["a"], "\u{e9}");
+        assert_eq!(
+            parse_save_text(plain).unwrap().0.metadata.unwrap().text(),
+            r#"{"b":1,"a":"\u00e9"}"#
+        );
+        // Equal by members, whatever the order and spacing (PostgreSQL's jsonb reorders).
+        assert_eq!(
+            read,
+            Metadata::from_text(r#"{ "a": "é", "b": 1 }"#).unwrap()
+        );
+        assert_ne!(read, Metadata::from_text(r#"{"a":"é","b":2}"#).unwrap());
+        // Not an object, named by its type; too deep, refused as a value is.
+        for (m, got) in [
+            ("null", "null"),
+            ("[1]", "array"),
+            ("\"s\"", "string"),
+            ("7", "number"),
+        ] {
+            let t =
+                format!(r#"{{"namespace":"n","key":"k","version":1,"value":1,"metadata":{m}}}"#);
+            let e = parse_save_text(&t).unwrap_err();
+            assert_eq!(e.kind, Type, "{m}");
+            assert!(
+                e.message
+                    .ends_with(&format!("must be an object, got {got}")),
+                "{}",
+                e.message
+            );
+        }
+        let deep = format!(
+            r#"{{"namespace":"n","key":"k","version":1,"value":1,"metadata":{{"m":{}1{}}}}}"#,
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        assert_eq!(kind(parse_save_text(&deep)), Range);
     }
 
     #[test]

@@ -370,7 +370,7 @@ async fn a_database_of_the_reference_layout_is_migrated_with_fences_and_metadata
         .unwrap();
     assert_eq!((cp.version, cp.fencing_token), (4, Some(7)));
     assert_eq!(
-        serde_json::Value::Object(cp.metadata.unwrap()),
+        serde_json::Value::Object(cp.metadata.unwrap().to_map().unwrap()),
         json!({ "m": 1 })
     );
     assert_eq!(
