@@ -186,8 +186,8 @@ impl Metadata {
         &self.0
     }
 
-    /// Read into values; refused (why, as [`crate::json::read_well_formed`] says) when it
-    /// holds what a Rust string cannot (a lone surrogate).
+    /// Read into values: serde's error when it holds what a Rust string cannot hold (a
+    /// lone surrogate escape).
     pub fn to_map(&self) -> std::result::Result<Map<String, Value>, serde_json::Error> {
         serde_json::from_str(&self.0)
     }
