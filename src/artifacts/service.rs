@@ -62,6 +62,17 @@ impl ResultText {
         out
     }
 
+    /// `result` serialized straight into the buffer.
+    fn serialized(result: &impl serde::Serialize) -> Result<Self> {
+        let mut buf = Vec::with_capacity(Self::OPEN.len() + 256);
+        buf.extend_from_slice(Self::OPEN.as_bytes());
+        serde_json::to_writer(&mut buf, result).map_err(|e| PrismError::internal(e.to_string()))?;
+        // serde_json writes UTF-8 only.
+        String::from_utf8(buf)
+            .map(Self)
+            .map_err(|e| PrismError::internal(e.to_string()))
+    }
+
     fn record(rec: &Record) -> Self {
         let mut out = Self::with_capacity(rec.text_capacity());
         rec.write_text(&mut out.0);
@@ -119,9 +130,7 @@ struct Answer {
 impl Answer {
     /// A result written straight to its JSON text.
     fn serialized(result: &impl serde::Serialize) -> Result<Self> {
-        serde_json::to_string(result)
-            .map(|t| Self::text(ResultText::of(&t)))
-            .map_err(|e| PrismError::internal(e.to_string()))
+        ResultText::serialized(result).map(Self::text)
     }
 
     fn text(result: ResultText) -> Self {

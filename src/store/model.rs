@@ -159,37 +159,39 @@ pub struct Checkpoint {
 /// loads back as it was saved, as the reference's stores keep it; a store that keeps
 /// values (PostgreSQL, a host's store) reads it with [`Metadata::to_map`].
 #[derive(Debug, Clone)]
-pub struct Metadata(Box<str>);
+pub struct Metadata(Box<serde_json::value::RawValue>);
 
 impl Metadata {
     /// The text of `map`.
     pub fn from_map(map: &Map<String, Value>) -> Self {
         // A map of values always serializes.
-        Self(serde_json::to_string(map).unwrap_or_default().into())
+        Self(serde_json::value::to_raw_value(map).unwrap_or_default())
+    }
+
+    /// `raw` (JSON already checked, lone surrogate escapes allowed) when it is an object.
+    pub fn from_raw(raw: &serde_json::value::RawValue) -> Option<Self> {
+        raw.get().starts_with('{').then(|| Self(raw.to_owned()))
     }
 
     /// `text` as metadata when it is a JSON object (lone surrogate escapes allowed),
     /// else why not.
     pub fn from_text(text: &str) -> std::result::Result<Self, String> {
-        let text = text.trim();
-        if !text.starts_with('{') {
-            return Err("metadata is not a JSON object".into());
-        }
-        // Checks the text is JSON without reading it into values (which would refuse a
-        // lone surrogate escape).
-        serde_json::from_str::<&serde_json::value::RawValue>(text).map_err(|e| e.to_string())?;
-        Ok(Self(text.into()))
+        // Checked to be JSON without reading it into values (which would refuse a lone
+        // surrogate escape).
+        let raw = serde_json::from_str::<&serde_json::value::RawValue>(text.trim())
+            .map_err(|e| e.to_string())?;
+        Self::from_raw(raw).ok_or_else(|| "metadata is not a JSON object".into())
     }
 
     /// Its JSON text.
     pub fn text(&self) -> &str {
-        &self.0
+        self.0.get()
     }
 
     /// Read into values: serde's error when it holds what a Rust string cannot hold (a
     /// lone surrogate escape).
     pub fn to_map(&self) -> std::result::Result<Map<String, Value>, serde_json::Error> {
-        serde_json::from_str(&self.0)
+        serde_json::from_str(self.0.get())
     }
 }
 
@@ -197,15 +199,15 @@ impl Metadata {
 /// spacing); texts that cannot be read are equal only as the same text.
 impl PartialEq for Metadata {
     fn eq(&self, other: &Self) -> bool {
-        self.0 == other.0 || matches!((self.to_map(), other.to_map()), (Ok(a), Ok(b)) if a == b)
+        self.text() == other.text()
+            || matches!((self.to_map(), other.to_map()), (Ok(a), Ok(b)) if a == b)
     }
 }
 
+/// Its text as it is (no copy, no second check).
 impl Serialize for Metadata {
     fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        let raw = serde_json::value::RawValue::from_string(self.0.to_string())
-            .map_err(serde::ser::Error::custom)?;
-        raw.serialize(s)
+        self.0.serialize(s)
     }
 }
 

@@ -117,9 +117,8 @@ pub fn parse_save_text(text: &str) -> Result<(SaveCheckpoint, &str)> {
         metadata,
     } = serde_json::from_str(text).map_err(|e| unreadable_text(text, e))?;
     let value = value.map(RawValue::get);
-    let metadata = metadata.map(RawValue::get);
     // The request object is one level, as when the whole text was read into a value.
-    if [value, metadata]
+    if [value, metadata.map(RawValue::get)]
         .into_iter()
         .flatten()
         .any(|v| 1 + crate::json::nesting(v) >= crate::json::MAX_DEPTH)
@@ -147,9 +146,9 @@ pub fn parse_save_text(text: &str) -> Result<(SaveCheckpoint, &str)> {
     check_version(version)?;
     let metadata = match metadata {
         None => None,
-        Some(m) => Some(Metadata::from_text(m).map_err(|_| {
+        Some(m) => Some(Metadata::from_raw(m).ok_or_else(|| {
             // Not an object: named by its type, as when it was read into a value.
-            let kind = serde_json::from_str::<Value>(m).map_or("a value", |v| type_name(&v));
+            let kind = serde_json::from_str::<Value>(m.get()).map_or("a value", |v| type_name(&v));
             type_error(format!("input.metadata must be an object, got {kind}"))
         })?),
     };
