@@ -90,3 +90,19 @@ test('startCall (the raw entry of store and service calls) refuses what is not a
   // The same target keeps working after the refusals.
   assert.equal(call(target, 1, key, 2), 'null')
 })
+
+test('pollCompletions (the mailbox of a call port) refuses anything but a mailbox and a boolean, without a crash', () => {
+  const { callPort } = require('../js/calls.js')
+  const poll = native.completionPoller()
+  const call = (...args) => callNative(() => poll(...args))
+  const mailbox = new native.CallPort(() => {}).mailbox()
+  assert.equal(call(mailbox, false), null, 'an empty mailbox answers null')
+  const usage = (e) => e instanceof TypeError && /pollCompletions takes \(mailbox, polling\)/.test(e.message)
+  // Another kind of external (a call target) is refused by its tag.
+  const target = native.createMemoryCheckpointStore('{}').callTarget(callPort())
+  for (const args of [[], [mailbox], [{}, false], [null, true], ['mailbox', true], [target, false], [() => {}, true]]) {
+    assert.throws(() => call(...args), usage, `pollCompletions(${args.length} arguments)`)
+  }
+  assert.throws(() => call(mailbox, 'yes'))
+  assert.equal(call(mailbox, false), null, 'the mailbox keeps working after the refusals')
+})

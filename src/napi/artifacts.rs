@@ -115,7 +115,7 @@ impl ArtifactServiceHandle {
     #[napi(ts_return_type = "object")]
     pub fn call_target(&self) -> CallTarget {
         let calls = self.calls.clone();
-        CallTarget::new(Box::new(move |env, op, input, token| {
+        CallTarget::of(Box::new(move |env, op, input, token| {
             calls.run(env, op, input, calls.never_aborted.clone(), token)
         }))
     }

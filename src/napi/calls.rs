@@ -12,7 +12,13 @@
 //!   `done(token, ok, text)`, owned by a [`CallPort`]; the JS layer (`js/calls.js`) keeps
 //!   the promise of every outstanding token. While any call is outstanding the function is
 //!   referenced, so Node does not exit under a call; an idle port never keeps Node alive.
+//! - While the JS layer keeps the event loop turning for an answer (`js/calls.js`: one
+//!   call outstanding, lately quick), it says so (`pollCompletions(mailbox, true)`) and a
+//!   call that finishes meanwhile leaves its outcome in the port's mailbox instead, which
+//!   the JS layer empties on each turn: no threadsafe function call (a mutex, an `eventfd`
+//!   write and read, a callback scope), ~2.5 µs of a 14 µs sequential SQLite read.
 
+use super::raw::{self, External, PlainFunction, Tagged};
 use super::{panic_message, to_js_error};
 use crate::error::{PrismError, Result};
 use napi::bindgen_prelude::{FnArgs, Function};
@@ -24,7 +30,7 @@ use napi_derive::napi;
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicPtr, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Wake, Waker};
 
@@ -64,6 +70,63 @@ impl KeepAlive {
     }
 }
 
+/// A finished call's `(token, ok, text)`.
+type Outcome = (u32, bool, String);
+
+/// Where [`Shared::post_paused`] pauses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PostStep {
+    BeforePush,
+    BeforeRecheck,
+}
+
+/// What the JS thread and the threads that finish calls share: the keep-alive count and
+/// the mailbox (see the module's documentation).
+#[derive(Default)]
+struct Shared {
+    keep_alive: KeepAlive,
+    /// Set while the JS layer polls the mailbox on every turn of its event loop.
+    polling: AtomicBool,
+    /// Outcomes left while `polling`, in the order they finished.
+    mailbox: Mutex<Vec<Outcome>>,
+}
+
+impl Shared {
+    /// Leave a finished call's outcome in the mailbox while the JS layer polls it; given
+    /// back when it does not (or stopped before it could see it).
+    fn post(&self, item: Outcome) -> Option<Outcome> {
+        self.post_paused(item, |_| {})
+    }
+
+    /// [`Self::post`], calling `pause` at the steps where the JS layer may stop polling
+    /// (the tests stop it there).
+    fn post_paused(&self, item: Outcome, pause: impl Fn(PostStep)) -> Option<Outcome> {
+        if !self.polling.load(Ordering::SeqCst) {
+            return Some(item);
+        }
+        let token = item.0;
+        pause(PostStep::BeforePush);
+        crate::util::sync::lock(&self.mailbox).push(item);
+        pause(PostStep::BeforeRecheck);
+        if self.polling.load(Ordering::SeqCst) {
+            // Still polled: the JS layer's next poll, or the last one when it stops
+            // (it clears `polling` first, then empties the mailbox), takes it.
+            return None;
+        }
+        // It stopped meanwhile: take it back unless its last poll already took it.
+        let mut mailbox = crate::util::sync::lock(&self.mailbox);
+        let at = mailbox.iter().position(|c| c.0 == token)?;
+        Some(mailbox.remove(at))
+    }
+
+    /// Set whether the JS layer polls (on the JS thread), and empty the mailbox: every
+    /// outcome in it (the caller releases each from the keep-alive count).
+    fn take(&self, polling: bool) -> Vec<Outcome> {
+        self.polling.store(polling, Ordering::SeqCst);
+        std::mem::take(&mut *crate::util::sync::lock(&self.mailbox))
+    }
+}
+
 /// A JS function `done(token, ok, text)` as a weak threadsafe function that is referenced
 /// only while calls are outstanding: the one completion path of store and artifact calls
 /// ([`CallPort`]) and of `LanguageIntelligence` calls (`lsp.rs`). `done` must not hold
@@ -72,53 +135,156 @@ impl KeepAlive {
 #[derive(Clone)]
 pub(crate) struct Completions {
     done: Arc<Done>,
-    keep_alive: Arc<KeepAlive>,
+    shared: Arc<Shared>,
 }
 
 /// Where a call's outcome goes; `Send`, so the call can finish on any thread.
 #[derive(Clone)]
-pub(crate) struct Completer(Arc<Done>);
+pub(crate) struct Completer {
+    done: Arc<Done>,
+    shared: Arc<Shared>,
+}
 
 impl Completer {
-    /// Hand `token`'s outcome to `done` (on the JS thread, later): the result's text, or
-    /// the error encoded as `to_js_error` encodes it.
+    /// Hand `token`'s outcome to the JS thread (later): the result's text, or the error
+    /// encoded as `to_js_error` encodes it; through the mailbox while the JS layer polls
+    /// it, else through `done`.
     pub(crate) fn complete(&self, token: u32, outcome: std::result::Result<String, String>) {
-        let completion: Completion = match outcome {
+        let item = match outcome {
             Ok(text) => (token, true, text),
             Err(encoded) => (token, false, encoded),
+        };
+        if let Some(item) = self.shared.post(item) {
+            // `Closing` only when the environment is tearing down: nobody waits.
+            let _ = self
+                .done
+                .call(item.into(), ThreadsafeFunctionCallMode::NonBlocking);
         }
-        .into();
-        // `Closing` only when the environment is tearing down: nobody waits.
-        let _ = self
-            .0
-            .call(completion, ThreadsafeFunctionCallMode::NonBlocking);
     }
 }
 
 impl Completions {
     pub(crate) fn new(done: Function<'_, Completion, ()>) -> napi::Result<Self> {
-        let keep_alive = Arc::new(KeepAlive::default());
-        let on_js_thread = keep_alive.clone();
+        let shared = Arc::new(Shared::default());
+        let on_js_thread = shared.clone();
         let done = done
             .build_threadsafe_function::<Completion>()
             .callee_handled::<false>()
             .weak::<true>()
             .build_callback(move |ctx: ThreadsafeCallContext<Completion>| {
-                on_js_thread.release(&ctx.env);
+                on_js_thread.keep_alive.release(&ctx.env);
                 Ok(ctx.value)
             })?;
-        keep_alive.tsfn.store(done.raw(), Ordering::SeqCst);
+        shared.keep_alive.tsfn.store(done.raw(), Ordering::SeqCst);
         Ok(Self {
             done: Arc::new(done),
-            keep_alive,
+            shared,
         })
     }
 
     /// Count one outstanding call (on the JS thread); its completion releases it. Each
     /// acquire must be followed by exactly one [`Completer::complete`].
     pub(crate) fn acquire(&self, env: &Env) -> Completer {
-        self.keep_alive.acquire(env);
-        Completer(self.done.clone())
+        self.shared.keep_alive.acquire(env);
+        Completer {
+            done: self.done.clone(),
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+/// A port's mailbox as a JS external value (`CallPort.mailbox()`), for `pollCompletions`.
+pub struct PortMailbox(Arc<Shared>);
+
+impl Tagged for PortMailbox {
+    const TAG: u64 = 0x7072_6973_6d2d_6d62; // "prism-mb"
+    const NAME: &'static str = "CallMailbox";
+}
+
+/// Outcomes taken from a mailbox, as JS sees them: `[token, ok, text, token, ok, text, …]`.
+struct Taken(Vec<Outcome>);
+
+impl napi::bindgen_prelude::ToNapiValue for Taken {
+    unsafe fn to_napi_value(
+        env: napi::sys::napi_env,
+        val: Self,
+    ) -> napi::Result<napi::sys::napi_value> {
+        let mut out = std::ptr::null_mut();
+        let check = |status, what: &str| {
+            (status == napi::sys::Status::napi_ok)
+                .then_some(())
+                .ok_or_else(|| napi::Error::from_reason(format!("pollCompletions: {what}")))
+        };
+        // SAFETY: on the JS thread with `env`'s own values throughout.
+        unsafe {
+            check(
+                napi::sys::napi_create_array_with_length(env, val.0.len() * 3, &mut out),
+                "no array",
+            )?;
+            let mut at = 0;
+            for (token, ok, text) in val.0 {
+                for item in [
+                    u32::to_napi_value(env, token)?,
+                    bool::to_napi_value(env, ok)?,
+                    String::to_napi_value(env, text)?,
+                ] {
+                    check(
+                        napi::sys::napi_set_element(env, out, at, item),
+                        "no element",
+                    )?;
+                    at += 1;
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// `pollCompletions(mailbox, polling)`: set whether the JS layer polls, and take what the
+/// mailbox holds: `null`, or `[token, ok, text, token, ok, text, …]`.
+///
+/// # Safety
+/// N-API callback arguments, on the JS thread.
+unsafe fn poll_completions(
+    env: napi::sys::napi_env,
+    info: napi::sys::napi_callback_info,
+) -> napi::Result<Option<Taken>> {
+    let usage = || {
+        to_js_error(PrismError::type_error(
+            "pollCompletions takes (mailbox, polling)",
+        ))
+    };
+    // SAFETY: as documented.
+    let [mailbox, polling] = unsafe { raw::args::<2>(env, info) }.ok_or_else(usage)?;
+    // SAFETY: the callback's own arguments.
+    let mailbox = unsafe { raw::external::<PortMailbox>(env, mailbox) }.ok_or_else(usage)?;
+    // SAFETY: as above; the conversion checks the value's type.
+    let polling =
+        unsafe { <bool as napi::bindgen_prelude::FromNapiValue>::from_napi_value(env, polling) }?;
+    let taken = mailbox.0.take(polling);
+    let env = Env::from_raw(env);
+    for _ in &taken {
+        mailbox.0.keep_alive.release(&env);
+    }
+    Ok((!taken.is_empty()).then_some(Taken(taken)))
+}
+
+unsafe extern "C" fn poll_completions_callback(
+    env: napi::sys::napi_env,
+    info: napi::sys::napi_callback_info,
+) -> napi::sys::napi_value {
+    // SAFETY: N-API calls this with its own env and callback info, on the JS thread.
+    unsafe { raw::answer(env, || poll_completions(env, info)) }
+}
+
+/// `completionPoller()`: `pollCompletions(mailbox, polling)` (see `CallPort.mailbox()`).
+#[napi(
+    ts_return_type = "(mailbox: object, polling: boolean) => Array<number | boolean | string> | null"
+)]
+pub fn completion_poller() -> PlainFunction {
+    PlainFunction {
+        name: "pollCompletions",
+        callback: poll_completions_callback,
     }
 }
 
@@ -144,6 +310,13 @@ impl CallPort {
         Ok(Self {
             completions: Completions::new(done)?,
         })
+    }
+
+    /// This port's mailbox, for `pollCompletions(mailbox, polling)`: while the JS layer
+    /// polls it, calls that finish leave their outcomes there instead of calling `done`.
+    #[napi(ts_return_type = "object")]
+    pub fn mailbox(&self) -> External<PortMailbox> {
+        External::new(PortMailbox(self.completions.shared.clone()))
     }
 }
 
@@ -272,5 +445,114 @@ impl Wake for Task {
             let task = self.clone();
             self.runtime.spawn(async move { task.run() });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{PostStep, Shared};
+    use std::sync::atomic::Ordering;
+    use std::sync::Arc;
+
+    #[test]
+    fn outcomes_go_to_the_mailbox_only_while_it_is_polled() {
+        let shared = Shared::default();
+        let item = |t: u32| (t, true, format!("text {t}"));
+        assert_eq!(
+            shared.post(item(1)),
+            Some(item(1)),
+            "not polled: given back"
+        );
+        assert!(shared.take(true).is_empty());
+        assert_eq!(shared.post(item(2)), None);
+        assert_eq!(shared.post(item(3)), None);
+        assert_eq!(
+            shared.take(true),
+            vec![item(2), item(3)],
+            "in the order they finished"
+        );
+        assert_eq!(shared.post(item(4)), None);
+        assert_eq!(
+            shared.take(false),
+            vec![item(4)],
+            "the last poll takes what is left"
+        );
+        assert_eq!(shared.post(item(5)), Some(item(5)));
+        assert!(shared.take(false).is_empty());
+    }
+
+    /// The JS layer stops polling while a call is being left in the mailbox: before it
+    /// is put there, the outcome comes back (for `done`); after, the last poll has it.
+    #[test]
+    fn an_outcome_left_as_polling_stops_is_given_back_or_taken_once() {
+        let item = (7, false, "encoded error".to_string());
+        for stop_at in [PostStep::BeforePush, PostStep::BeforeRecheck] {
+            let shared = Shared::default();
+            assert!(shared.take(true).is_empty());
+            let last_poll = std::cell::RefCell::new(Vec::new());
+            let back = shared.post_paused(item.clone(), |step| {
+                if step == stop_at {
+                    *last_poll.borrow_mut() = shared.take(false);
+                }
+            });
+            let last_poll = last_poll.into_inner();
+            match stop_at {
+                PostStep::BeforePush => {
+                    assert_eq!(back, Some(item.clone()), "given back: no poll will come");
+                    assert!(last_poll.is_empty());
+                }
+                PostStep::BeforeRecheck => {
+                    assert_eq!(back, None, "taken by the last poll");
+                    assert_eq!(last_poll, vec![item.clone()]);
+                }
+            }
+            assert!(shared.take(false).is_empty(), "nothing left behind");
+        }
+    }
+
+    /// Threads finish calls while the JS side keeps switching polling on and off: every
+    /// outcome arrives exactly once, through the mailbox or given back for `done`, and
+    /// none is left behind once polling stops.
+    #[test]
+    fn every_outcome_arrives_exactly_once_while_polling_starts_and_stops() {
+        const THREADS: u32 = 4;
+        const EACH: u32 = 200_000;
+        let shared = Arc::new(Shared::default());
+        let start = Arc::new(std::sync::Barrier::new(THREADS as usize + 1));
+        let finishing: Vec<_> = (0..THREADS)
+            .map(|t| {
+                let (shared, start) = (shared.clone(), start.clone());
+                std::thread::spawn(move || {
+                    start.wait();
+                    let mut given_back = Vec::new();
+                    for i in 0..EACH {
+                        let token = t * EACH + i;
+                        if let Some(item) = shared.post((token, true, String::new())) {
+                            given_back.push(item.0);
+                        }
+                    }
+                    given_back
+                })
+            })
+            .collect();
+        // The JS side's rounds: polled for a turn, then stopped (its last poll takes what
+        // is left; later outcomes must come back to their threads, for `done`).
+        let mut seen = Vec::new();
+        start.wait();
+        while !finishing.iter().all(|h| h.is_finished()) {
+            seen.extend(shared.take(true).into_iter().map(|c| c.0));
+            seen.extend(shared.take(false).into_iter().map(|c| c.0));
+        }
+        for h in finishing {
+            seen.extend(h.join().unwrap());
+        }
+        assert!(!shared.polling.load(Ordering::SeqCst));
+        assert!(
+            crate::util::sync::lock(&shared.mailbox).is_empty(),
+            "nothing left in the mailbox after the last poll"
+        );
+        seen.sort_unstable();
+        let all: Vec<u32> = (0..THREADS * EACH).collect();
+        assert_eq!(seen, all, "each outcome exactly once");
     }
 }

@@ -22,6 +22,7 @@ mod diagnostics;
 mod drafts;
 mod http;
 mod lsp;
+mod raw;
 mod redaction;
 mod review;
 mod store;

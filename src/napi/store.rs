@@ -93,7 +93,7 @@ impl CheckpointStoreHandle {
     pub fn call_target(&self, port: &CallPort) -> CallTarget {
         let inner = self.inner.clone();
         let port = port.clone();
-        CallTarget::new(Box::new(move |env, op, input, token| {
+        CallTarget::of(Box::new(move |env, op, input, token| {
             let ticket = inner.admit().map_err(super::to_js_error)?;
             let inner = inner.clone();
             port.start(env, token, async move {
