@@ -201,44 +201,8 @@ impl Tagged for PortMailbox {
     const NAME: &'static str = "CallMailbox";
 }
 
-/// Outcomes taken from a mailbox, as JS sees them: `[token, ok, text, token, ok, text, …]`.
-struct Taken(Vec<Outcome>);
-
-impl napi::bindgen_prelude::ToNapiValue for Taken {
-    unsafe fn to_napi_value(
-        env: napi::sys::napi_env,
-        val: Self,
-    ) -> napi::Result<napi::sys::napi_value> {
-        let mut out = std::ptr::null_mut();
-        let check = |status, what: &str| {
-            (status == napi::sys::Status::napi_ok)
-                .then_some(())
-                .ok_or_else(|| napi::Error::from_reason(format!("pollCompletions: {what}")))
-        };
-        // SAFETY: on the JS thread with `env`'s own values throughout.
-        unsafe {
-            check(
-                napi::sys::napi_create_array_with_length(env, val.0.len() * 3, &mut out),
-                "no array",
-            )?;
-            let mut at = 0;
-            for (token, ok, text) in val.0 {
-                for item in [
-                    u32::to_napi_value(env, token)?,
-                    bool::to_napi_value(env, ok)?,
-                    String::to_napi_value(env, text)?,
-                ] {
-                    check(
-                        napi::sys::napi_set_element(env, out, at, item),
-                        "no element",
-                    )?;
-                    at += 1;
-                }
-            }
-        }
-        Ok(out)
-    }
-}
+/// One member of what `pollCompletions` answers: `[token, ok, text, token, ok, text, …]`.
+type Taken = napi::bindgen_prelude::Either3<u32, bool, String>;
 
 /// `pollCompletions(mailbox, polling)`: set whether the JS layer polls, and take what the
 /// mailbox holds: `null`, or `[token, ok, text, token, ok, text, …]`.
@@ -248,7 +212,7 @@ impl napi::bindgen_prelude::ToNapiValue for Taken {
 unsafe fn poll_completions(
     env: napi::sys::napi_env,
     info: napi::sys::napi_callback_info,
-) -> napi::Result<Option<Taken>> {
+) -> napi::Result<Option<Vec<Taken>>> {
     let usage = || {
         to_js_error(PrismError::type_error(
             "pollCompletions takes (mailbox, polling)",
@@ -266,7 +230,12 @@ unsafe fn poll_completions(
     for _ in &taken {
         mailbox.0.keep_alive.release(&env);
     }
-    Ok((!taken.is_empty()).then_some(Taken(taken)))
+    Ok((!taken.is_empty()).then(|| {
+        taken
+            .into_iter()
+            .flat_map(|(token, ok, text)| [Taken::A(token), Taken::B(ok), Taken::C(text)])
+            .collect()
+    }))
 }
 
 unsafe extern "C" fn poll_completions_callback(
