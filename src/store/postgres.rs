@@ -295,7 +295,10 @@ fn to_checkpoint(row: &Row) -> Result<(Checkpoint, String)> {
         |e: tokio_postgres::Error| PrismError::internal(format!("postgres: unexpected row: {e}"));
     let version: i64 = row.try_get(2).map_err(get)?;
     let fence: Option<i64> = row.try_get(3).map_err(get)?;
-    let metadata: Option<serde_json::Value> = row.try_get(9).map_err(get)?;
+    // Kept as the text PostgreSQL answers (checked to be JSON, not read into values and
+    // written again); anything but an object is no metadata.
+    let metadata: Option<tokio_postgres::types::Json<Box<serde_json::value::RawValue>>> =
+        row.try_get(9).map_err(get)?;
     Ok((
         Checkpoint {
             namespace: row.try_get(0).map_err(get)?,
@@ -309,10 +312,7 @@ fn to_checkpoint(row: &Row) -> Result<(Checkpoint, String)> {
             },
             category: row.try_get(7).map_err(get)?,
             value: row.try_get(8).map_err(get)?,
-            metadata: match metadata {
-                Some(serde_json::Value::Object(m)) => Some(Metadata::from_map(&m)),
-                _ => None,
-            },
+            metadata: metadata.and_then(|m| Metadata::from_raw(&m.0)),
             created_at: row.try_get(10).map_err(get)?,
             updated_at: row.try_get(11).map_err(get)?,
         },
