@@ -248,10 +248,156 @@ const SCANNED_MEMBERS: usize = 12;
 
 /// Reads typed fields from one JSON object, naming the field path in every error.
 pub struct Fields<'a> {
-    obj: &'a Map<String, Value>,
+    obj: Source<'a>,
     /// A literal path costs no copy (every request's `input`).
     path: std::borrow::Cow<'static, str>,
     err: fn(String) -> PrismError,
+}
+
+fn not_an_object(path: &str, v: &Value, err: fn(String) -> PrismError) -> PrismError {
+    err(format!("{path} must be an object, got {}", type_name(v)))
+}
+
+/// What a [`Fields`] reads: an object of a value, or the members of a request.
+#[derive(Clone, Copy)]
+enum Source<'a> {
+    Map(&'a Map<String, Value>),
+    List(&'a [(String, Value)]),
+}
+
+/// The members of a JSON object in their order, read without building a map. A request
+/// holds a handful of members: building serde_json's map of them (an index table, and a
+/// SipHash of every name) cost about as much again as reading them, a tenth of a
+/// memory-store `get` (issue 13), while finding one of a handful by comparing names costs
+/// less than hashing it. As in a `Map`, a name given twice keeps its first place and its
+/// last value; an object of more than [`SCANNED_MEMBERS`] distinct names is kept as a
+/// `Map`, so that no input makes the reading quadratic.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Members {
+    Few(Vec<(String, Value)>),
+    Many(Map<String, Value>),
+}
+
+impl Members {
+    pub fn new() -> Self {
+        Self::Few(Vec::with_capacity(8))
+    }
+
+    /// The members of `value`, which must be an object (`path` names it in the error).
+    pub fn from_value(value: Value, path: &str, err: fn(String) -> PrismError) -> Result<Self> {
+        match value {
+            Value::Object(map) if map.len() <= SCANNED_MEMBERS => {
+                Ok(Self::Few(map.into_iter().collect()))
+            }
+            Value::Object(map) => Ok(Self::Many(map)),
+            other => Err(not_an_object(path, &other, err)),
+        }
+    }
+
+    /// Read the JSON text of an object; `None` when it is not one object (not JSON,
+    /// another type, or a string holding a lone surrogate, which no Rust string holds).
+    pub fn read(text: &str) -> Option<Self> {
+        serde_json::from_str(text).ok()
+    }
+
+    /// These members as `Fields` named `path` in messages.
+    pub fn fields(
+        &self,
+        path: impl Into<std::borrow::Cow<'static, str>>,
+        err: fn(String) -> PrismError,
+    ) -> Fields<'_> {
+        let obj = match self {
+            Self::Few(list) => Source::List(list),
+            Self::Many(map) => Source::Map(map),
+        };
+        Fields {
+            obj,
+            path: path.into(),
+            err,
+        }
+    }
+
+    /// Add the member `name: value`: a name already there keeps its place and takes the
+    /// new value, as in a `Map`.
+    pub fn insert(&mut self, name: String, value: Value) {
+        match self {
+            Self::Few(list) => {
+                if let Some(at) = list.iter_mut().find(|(k, _)| *k == name) {
+                    at.1 = value;
+                } else if list.len() < SCANNED_MEMBERS {
+                    list.push((name, value));
+                } else {
+                    let mut map: Map<String, Value> = std::mem::take(list).into_iter().collect();
+                    map.insert(name, value);
+                    *self = Self::Many(map);
+                }
+            }
+            Self::Many(map) => {
+                map.insert(name, value);
+            }
+        }
+    }
+
+    /// Each member's value replaced by `f(name, value)`, in place.
+    pub fn map_values(self, mut f: impl FnMut(&str, Value) -> Value) -> Self {
+        match self {
+            Self::Few(list) => Self::Few(
+                list.into_iter()
+                    .map(|(k, v)| {
+                        let v = f(&k, v);
+                        (k, v)
+                    })
+                    .collect(),
+            ),
+            Self::Many(map) => Self::Many(
+                map.into_iter()
+                    .map(|(k, v)| {
+                        let v = f(&k, v);
+                        (k, v)
+                    })
+                    .collect(),
+            ),
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Members {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Object;
+        impl<'de> serde::de::Visitor<'de> for Object {
+            type Value = Members;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut access: A,
+            ) -> std::result::Result<Members, A::Error> {
+                let mut members = Members::new();
+                while let Some((name, value)) = access.next_entry::<String, Value>()? {
+                    members.insert(name, value);
+                }
+                Ok(members)
+            }
+        }
+        d.deserialize_map(Object)
+    }
+}
+
+/// The members a [`Fields`] reads, in their order.
+pub enum MemberIter<'a> {
+    Map(serde_json::map::Iter<'a>),
+    List(std::slice::Iter<'a, (String, Value)>),
+}
+
+impl<'a> Iterator for MemberIter<'a> {
+    type Item = (&'a str, &'a Value);
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            Self::Map(it) => it.next().map(|(k, v)| (k.as_str(), v)),
+            Self::List(it) => it.next().map(|(k, v)| (k.as_str(), v)),
+        }
+    }
 }
 
 impl<'a> Fields<'a> {
@@ -263,11 +409,12 @@ impl<'a> Fields<'a> {
     ) -> Result<Self> {
         let path = path.into();
         match value {
-            Value::Object(obj) => Ok(Self { obj, path, err }),
-            other => Err(err(format!(
-                "{path} must be an object, got {}",
-                type_name(other)
-            ))),
+            Value::Object(obj) => Ok(Self {
+                obj: Source::Map(obj),
+                path,
+                err,
+            }),
+            other => Err(not_an_object(&path, other, err)),
         }
     }
 
@@ -283,14 +430,26 @@ impl<'a> Fields<'a> {
     pub fn get(&self, name: &str) -> Option<&'a Value> {
         // A request holds a handful of members: comparing names costs less than hashing
         // one (SipHash), which was a tenth of a memory-store call's input reading (issue 13).
-        if self.obj.len() <= SCANNED_MEMBERS {
-            return self.obj.iter().find(|(k, _)| *k == name).map(|(_, v)| v);
+        match self.obj {
+            Source::List(list) => list.iter().find(|(k, _)| k == name).map(|(_, v)| v),
+            Source::Map(obj) if obj.len() <= SCANNED_MEMBERS => {
+                obj.iter().find(|(k, _)| *k == name).map(|(_, v)| v)
+            }
+            Source::Map(obj) => obj.get(name),
         }
-        self.obj.get(name)
     }
 
-    pub fn object(&self) -> &'a Map<String, Value> {
-        self.obj
+    /// The members, in their order.
+    pub fn members(&self) -> MemberIter<'a> {
+        match self.obj {
+            Source::Map(obj) => MemberIter::Map(obj.iter()),
+            Source::List(list) => MemberIter::List(list.iter()),
+        }
+    }
+
+    /// The members' names, in their order.
+    pub fn names(&self) -> impl Iterator<Item = &'a str> {
+        self.members().map(|(k, _)| k)
     }
 
     pub fn opt_str(&self, name: &str) -> Result<Option<&'a str>> {
@@ -581,6 +740,71 @@ mod tests {
             let m = parse(bad, e).unwrap_err().message;
             assert!(m.starts_with("input is not valid JSON: "), "{m}");
         }
+    }
+
+    /// The members of `text` as `Fields` read them, in order.
+    fn members_of(m: &Members) -> Vec<(String, Value)> {
+        m.fields("input", e)
+            .members()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect()
+    }
+
+    proptest::proptest! {
+        /// Any object's text, names repeated or not, few or many: read member by member it
+        /// holds what serde_json's map holds, in the same order (a repeated name keeps its
+        /// first place and its last value), and `get` finds each name's value.
+        #[test]
+        fn members_read_as_the_map_reads(
+            pairs in proptest::collection::vec((0u8..40, any_json()), 0..30),
+        ) {
+            let text = format!(
+                "{{{}}}",
+                pairs
+                    .iter()
+                    .map(|(k, v)| format!("\"k{k}\":{v}"))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            );
+            let map: Map<String, Value> = serde_json::from_str(&text).unwrap();
+            let m = Members::read(&text).unwrap();
+            proptest::prop_assert_eq!(matches!(m, Members::Few(_)), map.len() <= SCANNED_MEMBERS);
+            let want: Vec<(String, Value)> = map.clone().into_iter().collect();
+            proptest::prop_assert_eq!(&members_of(&m), &want);
+            let f = m.fields("input", e);
+            for (k, v) in &map {
+                proptest::prop_assert_eq!(f.get(k), Some(v));
+            }
+            proptest::prop_assert_eq!(f.get("absent"), None);
+            // The same members from the value.
+            let from_value = Members::from_value(Value::Object(map), "input", e).unwrap();
+            proptest::prop_assert_eq!(&members_of(&from_value), &want);
+        }
+    }
+
+    #[test]
+    fn members_are_only_read_of_one_object() {
+        for text in [
+            "[1]",
+            "\"s\"",
+            "null",
+            "{\"a\":1",
+            "{\"a\":1} x",
+            r#"{"s":"cut \ud83d"}"#,
+        ] {
+            assert!(Members::read(text).is_none(), "{text}");
+        }
+        let m = Members::from_value(json!([1]), "input", e)
+            .unwrap_err()
+            .message;
+        assert_eq!(m, "input must be an object, got array");
+        // Values are redacted (or otherwise replaced) in place, names kept.
+        let m = Members::read(r#"{"b":1,"a":2}"#).unwrap();
+        let doubled = m.map_values(|k, v| json!(format!("{k}{}", v.as_i64().unwrap() * 2)));
+        assert_eq!(
+            members_of(&doubled),
+            vec![("b".into(), json!("b2")), ("a".into(), json!("a4"))]
+        );
     }
 
     #[test]

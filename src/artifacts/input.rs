@@ -6,7 +6,7 @@ use super::model::{Citation, Span};
 use super::redact::SecretRedactor;
 use super::{err, invalid};
 use crate::error::{ArtifactReason as R, PrismError, Result};
-use crate::json::{type_name, Fields};
+use crate::json::{type_name, Fields, Members};
 use crate::store::Ownership;
 use crate::util::time;
 use serde_json::{Map, Value};
@@ -32,27 +32,32 @@ pub fn check_shape(value: &Value, path: &str) -> Result<()> {
 
 /// [`check_shape`] with a chosen depth bound.
 pub fn check_shape_within(value: &Value, path: &str, max_depth: usize) -> Result<()> {
-    fn walk(v: &Value, depth: usize, path: &str, max: usize) -> Result<()> {
-        if depth > max {
-            return Err(invalid(format!(
-                "{path} is nested deeper than {max} levels"
-            )));
-        }
-        match v {
-            Value::Array(items) => items.iter().try_for_each(|x| walk(x, depth + 1, path, max)),
-            Value::Object(obj) => {
-                for (k, x) in obj {
-                    if matches!(k.as_str(), "__proto__" | "constructor" | "prototype") {
-                        return Err(invalid(format!("{path} must not contain a \"{k}\" key")));
-                    }
-                    walk(x, depth + 1, path, max)?;
-                }
-                Ok(())
-            }
-            _ => Ok(()),
-        }
+    walk_shape(value, 0, path, max_depth)
+}
+
+fn walk_shape(v: &Value, depth: usize, path: &str, max: usize) -> Result<()> {
+    if depth > max {
+        return Err(invalid(format!(
+            "{path} is nested deeper than {max} levels"
+        )));
     }
-    walk(value, 0, path, max_depth)
+    match v {
+        Value::Array(items) => items
+            .iter()
+            .try_for_each(|x| walk_shape(x, depth + 1, path, max)),
+        Value::Object(obj) => obj
+            .iter()
+            .try_for_each(|(k, x)| shape_of_member(k, x, depth, path, max)),
+        _ => Ok(()),
+    }
+}
+
+/// The member `k: x` of an object at `depth`.
+fn shape_of_member(k: &str, x: &Value, depth: usize, path: &str, max: usize) -> Result<()> {
+    if matches!(k, "__proto__" | "constructor" | "prototype") {
+        return Err(invalid(format!("{path} must not contain a \"{k}\" key")));
+    }
+    walk_shape(x, depth + 1, path, max)
 }
 
 /// Refuse members not in `allowed`.
@@ -65,13 +70,23 @@ pub const REQUEST_COMMON: [&str; 3] = ["ownership", "identity", "threadId"];
 
 /// Refuse members neither in `allowed` nor in one of the `more` sets.
 pub fn only_in(fields: &Fields<'_>, allowed: &[&str], more: &[&[&str]]) -> Result<()> {
-    for k in fields.object().keys() {
-        let k = k.as_str();
+    for k in fields.names() {
         if !allowed.contains(&k) && !more.iter().any(|set| set.contains(&k)) {
             return Err(fields.fail(k, "is not a known field"));
         }
     }
     Ok(())
+}
+
+/// A request's JSON text (the binding's) as the service reads it: an object without a
+/// lone surrogate is read member by member ([`Members`]); any other text takes the
+/// general path ([`well_formed_request`]), whose errors say what is wrong with it.
+pub fn read_request(text: &str) -> Result<Members> {
+    if let Some(members) = Members::read(text) {
+        return Ok(members);
+    }
+    let input = well_formed_request(crate::json::parse_well_formed(text, invalid)?)?;
+    Members::from_value(input, "input", invalid)
 }
 
 /// A request as the service reads it, from what [`crate::json::parse_well_formed`] (or
@@ -520,8 +535,22 @@ pub fn citations(f: &Fields<'_>, limits: &ArtifactLimits) -> Result<Option<Vec<C
 /// The input object as `Fields`, with the shape checks done: its members must be in
 /// `allowed` or in one of the `more` sets.
 pub fn request<'a>(value: &'a Value, allowed: &[&str], more: &[&[&str]]) -> Result<Fields<'a>> {
-    let f = Fields::new(value, "input", invalid)?;
-    check_shape(value, "input")?;
+    checked_request(Fields::new(value, "input", invalid)?, allowed, more)
+}
+
+/// [`request`] of a request read member by member ([`read_request`]).
+pub fn request_members<'a>(
+    members: &'a Members,
+    allowed: &[&str],
+    more: &[&[&str]],
+) -> Result<Fields<'a>> {
+    checked_request(members.fields("input", invalid), allowed, more)
+}
+
+fn checked_request<'a>(f: Fields<'a>, allowed: &[&str], more: &[&[&str]]) -> Result<Fields<'a>> {
+    for (k, v) in f.members() {
+        shape_of_member(k, v, 0, "input", MAX_INPUT_DEPTH)?;
+    }
     only_in(&f, allowed, more)?;
     Ok(f)
 }
@@ -579,6 +608,55 @@ mod tests {
             let e = identities_exact(&bad).unwrap_err();
             assert_eq!(e.reason(), Some(reason.as_str()), "{bad}");
             assert!(e.message.contains("lone UTF-16 surrogate"), "{}", e.message);
+        }
+    }
+
+    /// The binding's requests: an object is read member by member; a lone surrogate sends
+    /// it through the general path (replaced in content, refused in identities), and text
+    /// that is not an object gets the general path's message.
+    #[test]
+    fn requests_read_member_by_member_as_the_general_path_reads_them() {
+        let text = r#"{"ownership":{"tenantId":"t"},"threadId":"th","version":2}"#;
+        let m = read_request(text).unwrap();
+        assert!(matches!(m, Members::Few(_)));
+        let f = request_members(&m, &REQUEST_COMMON, &[&["version"]]).unwrap();
+        assert_eq!(f.str("threadId").unwrap(), "th");
+        assert_eq!(f.u64("version").unwrap(), 2);
+        let m = read_request(r#"{"threadId":"th","title":"cut \ud83d"}"#).unwrap();
+        let f = request_members(&m, &REQUEST_COMMON, &[&["title"]]).unwrap();
+        assert_eq!(f.str("title").unwrap(), "cut \u{fffd}");
+        let e = read_request(r#"{"ownership":{"tenantId":"cut \ud83d"}}"#).unwrap_err();
+        assert_eq!(e.reason(), Some(R::Ownership.as_str()));
+        assert_eq!(
+            read_request("[1]").unwrap_err().message,
+            "input must be an object, got array"
+        );
+        let e = read_request(r#"{"a":1,}"#).unwrap_err().message;
+        assert!(e.starts_with("input is not valid JSON"), "{e}");
+    }
+
+    /// Read member by member, a request is checked as its value is: unknown members,
+    /// prototype keys at any depth, nesting, in the same order and with the same messages.
+    #[test]
+    fn member_requests_are_checked_as_values_are() {
+        let deep = format!("{}1{}", "[".repeat(40), "]".repeat(40));
+        for text in [
+            r#"{"threadId":"t","nope":1}"#.to_string(),
+            r#"{"threadId":"t","__proto__":1}"#.to_string(),
+            r#"{"threadId":"t","title":{"a":{"constructor":1}}}"#.to_string(),
+            format!(r#"{{"threadId":"t","title":{deep}}}"#),
+            r#"{"nope":1,"title":{"__proto__":1}}"#.to_string(),
+            r#"{"threadId":"t","title":"x"}"#.to_string(),
+        ] {
+            let v: Value = serde_json::from_str(&text).unwrap();
+            let m = read_request(&text).unwrap();
+            let by_value = request(&v, &REQUEST_COMMON, &[&["title"]]).map(|_| ());
+            let by_members = request_members(&m, &REQUEST_COMMON, &[&["title"]]).map(|_| ());
+            assert_eq!(
+                by_value.map_err(|e| e.message),
+                by_members.map_err(|e| e.message),
+                "{text}"
+            );
         }
     }
 

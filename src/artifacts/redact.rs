@@ -15,6 +15,7 @@
 //! ([`unique_key`]), as @arnilo/prism does; nothing is overwritten.
 
 use crate::error::{PrismError, Result};
+use crate::json::Members;
 use aho_corasick::{AhoCorasick, MatchKind};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -241,16 +242,28 @@ impl SecretRedactor {
             Value::Object(obj) if !self.is_empty() => Value::Object(
                 obj.into_iter()
                     .map(|(k, v)| {
-                        let v = if k == "ownership" {
-                            v
-                        } else {
-                            self.redact_value(v)
-                        };
+                        let v = self.redact_member(&k, v);
                         (k, v)
                     })
                     .collect(),
             ),
             other => other,
+        }
+    }
+
+    /// [`Self::redact_request`] of a request read member by member.
+    pub fn redact_members(&self, input: Members) -> Members {
+        if self.is_empty() {
+            return input;
+        }
+        input.map_values(|k, v| self.redact_member(k, v))
+    }
+
+    fn redact_member(&self, name: &str, v: Value) -> Value {
+        if name == "ownership" {
+            v
+        } else {
+            self.redact_value(v)
         }
     }
 

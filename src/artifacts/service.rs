@@ -18,7 +18,7 @@ use super::model::{Approval, Decision, Record, ReviewState, Revision};
 use super::redact::SecretRedactor;
 use super::{err, invalid};
 use crate::error::{ArtifactReason as R, ErrorKind, PrismError, Result};
-use crate::json::Fields;
+use crate::json::{Fields, Members};
 use crate::store::{CheckpointStore, Ownership};
 use crate::util::time;
 use serde_json::{json, Map, Value};
@@ -184,8 +184,8 @@ const REVISION: [&str; 9] = [
     "producerRunId",
 ];
 
-fn fields<'a>(v: &'a Value, extra: &[&[&str]]) -> Result<Fields<'a>> {
-    input::request(v, &input::REQUEST_COMMON, extra)
+fn fields<'a>(v: &'a Members, extra: &[&[&str]]) -> Result<Fields<'a>> {
+    input::request_members(v, &input::REQUEST_COMMON, extra)
 }
 
 fn new_id() -> String {
@@ -255,7 +255,8 @@ impl ArtifactService {
     #[cfg(test)]
     pub async fn call(&self, op: &str, input: Value, abort: &AbortFlag) -> Result<Outcome> {
         abort.check()?;
-        let input = self.redactor.redact_request(input);
+        let input = Members::from_value(input, "input", invalid)?;
+        let input = self.redactor.redact_members(input);
         let answer = self.answer(op, &input, abort).await?;
         let value = |text: String| {
             serde_json::from_str(&text).map_err(|e| PrismError::internal(e.to_string()))
@@ -272,12 +273,12 @@ impl ArtifactService {
 
     /// [`Self::call`] answering JSON text `{"result", "event"?, "body"?}` (the binding's):
     /// `input_text` is the request's JSON text as `JSON.stringify` wrote it, `input` its
-    /// value. Values are redacted by scanning their text, walked only when a secret may
+    /// members ([`input::read_request`]). Values are redacted by scanning their text, walked only when a secret may
     /// occur (see [`SecretRedactor::leaves_text_unchanged`]).
     pub async fn call_json(
         &self,
         op: &str,
-        input: Value,
+        input: Members,
         input_text: &str,
         abort: &AbortFlag,
     ) -> Result<String> {
@@ -285,7 +286,7 @@ impl ArtifactService {
         let input = if self.redactor.leaves_text_unchanged(input_text, false) {
             input
         } else {
-            self.redactor.redact_request(input)
+            self.redactor.redact_members(input)
         };
         let answer = self.answer(op, &input, abort).await?;
         let result = self.redacted_result(answer.result);
@@ -317,7 +318,7 @@ impl ArtifactService {
         }
     }
 
-    async fn answer(&self, op: &str, input: &Value, abort: &AbortFlag) -> Result<Answer> {
+    async fn answer(&self, op: &str, input: &Members, abort: &AbortFlag) -> Result<Answer> {
         match op {
             "attach" => self.attach(input, abort).await,
             "list" => self.list(input, abort).await,
@@ -442,7 +443,7 @@ impl ArtifactService {
         })
     }
 
-    async fn attach(&self, v: &Value, abort: &AbortFlag) -> Result<Answer> {
+    async fn attach(&self, v: &Members, abort: &AbortFlag) -> Result<Answer> {
         let f = fields(v, &[&REVISION, &["id", "kind"]])?;
         let ctx = self.ctx(&f)?;
         let thread = input::id(&f, "threadId", &self.redactor)?;
@@ -554,7 +555,7 @@ impl ArtifactService {
         Ok(())
     }
 
-    async fn list(&self, v: &Value, abort: &AbortFlag) -> Result<Answer> {
+    async fn list(&self, v: &Members, abort: &AbortFlag) -> Result<Answer> {
         let f = fields(v, &[&["cursor", "limit"]])?;
         let ctx = self.ctx(&f)?;
         let thread = input::id(&f, "threadId", &self.redactor)?;
@@ -605,7 +606,7 @@ impl ArtifactService {
         Ok(Answer::text(out))
     }
 
-    async fn get(&self, v: &Value, abort: &AbortFlag) -> Result<Answer> {
+    async fn get(&self, v: &Members, abort: &AbortFlag) -> Result<Answer> {
         let f = fields(v, &[&["artifactId"]])?;
         let ctx = self.ctx(&f)?;
         let thread = input::id(&f, "threadId", &self.redactor)?;
@@ -616,7 +617,7 @@ impl ArtifactService {
             .ok_or_else(|| not_found(thread, artifact))
     }
 
-    async fn revise(&self, v: &Value, abort: &AbortFlag) -> Result<Answer> {
+    async fn revise(&self, v: &Members, abort: &AbortFlag) -> Result<Answer> {
         let f = fields(v, &[&REVISION, &["artifactId"]])?;
         let ctx = self.ctx(&f)?;
         let l = &self.config.limits;
@@ -663,7 +664,7 @@ impl ArtifactService {
         Ok(Answer::recorded(text, event))
     }
 
-    async fn compare(&self, v: &Value, abort: &AbortFlag) -> Result<Answer> {
+    async fn compare(&self, v: &Members, abort: &AbortFlag) -> Result<Answer> {
         let f = fields(v, &[&["artifactId", "from", "to"]])?;
         let ctx = self.ctx(&f)?;
         let from = input::version(&f, "from", true)?.unwrap_or_default();
@@ -694,7 +695,7 @@ impl ArtifactService {
         .await
     }
 
-    async fn decide(&self, v: &Value, state: Decision, abort: &AbortFlag) -> Result<Answer> {
+    async fn decide(&self, v: &Members, state: Decision, abort: &AbortFlag) -> Result<Answer> {
         let f = fields(v, &[&["artifactId", "version", "reviewer", "note"]])?;
         let ctx = self.ctx(&f)?;
         let version = input::version(&f, "version", true)?.unwrap_or_default();
@@ -762,7 +763,7 @@ impl ArtifactService {
         Ok(Answer::recorded(text, event))
     }
 
-    async fn last_validated(&self, v: &Value, abort: &AbortFlag) -> Result<Answer> {
+    async fn last_validated(&self, v: &Members, abort: &AbortFlag) -> Result<Answer> {
         let f = fields(v, &[&["artifactId"]])?;
         let ctx = self.ctx(&f)?;
         self.read_required(&f, &ctx, abort, |rec| {
@@ -796,7 +797,7 @@ impl ArtifactService {
         }
     }
 
-    async fn delivery_link(&self, v: &Value, abort: &AbortFlag) -> Result<Answer> {
+    async fn delivery_link(&self, v: &Members, abort: &AbortFlag) -> Result<Answer> {
         let f = fields(v, &[&["artifactId", "version", "ttlSeconds"]])?;
         let ctx = self.ctx(&f)?;
         let version = input::version(&f, "version", false)?;

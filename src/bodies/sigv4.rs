@@ -102,9 +102,8 @@ pub fn sign_json(text: &str) -> crate::error::Result<String> {
     let map = |name: &str| -> crate::error::Result<Vec<(String, String)>> {
         Ok(f.opt_object(name)?
             .map(|o| {
-                o.object()
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string()))
+                o.members()
+                    .map(|(k, v)| (k.to_string(), v.as_str().unwrap_or("").to_string()))
                     .collect()
             })
             .unwrap_or_default())

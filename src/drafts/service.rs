@@ -54,8 +54,8 @@ impl DraftConfig {
     /// From `{ limits?, editsRequireReapproval? }` (what the binding layer sends).
     pub fn parse(value: &Value) -> Result<Self> {
         let f = Fields::new(value, "options", PrismError::type_error)?;
-        for k in f.object().keys() {
-            if !["limits", "editsRequireReapproval"].contains(&k.as_str()) {
+        for k in f.names() {
+            if !["limits", "editsRequireReapproval"].contains(&k) {
                 return Err(PrismError::type_error(format!(
                     "options.{k} is not a known option"
                 )));

@@ -164,10 +164,7 @@ impl ServiceCalls {
                     ),
                 ));
             }
-            let input = crate::artifacts::input::well_formed_request(json::parse_well_formed(
-                &input_json,
-                invalid,
-            )?)?;
+            let input = crate::artifacts::input::read_request(&input_json)?;
             service.call_json(op, input, &input_json, &flag).await
         })
     }

@@ -243,6 +243,10 @@ fn read_review<'a>(f: &Fields<'a>) -> Result<Review<'a>> {
         )
     })?;
     let review = Fields::new(value, "input.review", input_err)?;
+    // Fields::new refused anything but an object.
+    let object = value
+        .as_object()
+        .ok_or_else(|| PrismError::internal("input.review is not an object"))?;
     let digest = review.str("digest")?;
     review.str("threadId")?;
     review.str("artifactId")?;
@@ -251,7 +255,7 @@ fn read_review<'a>(f: &Fields<'a>) -> Result<Review<'a>> {
     review.str("base")?;
     review.str("head")?;
     Ok(Review {
-        object: review.object(),
+        object,
         digest,
         patch_sha,
     })

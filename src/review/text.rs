@@ -19,8 +19,8 @@ pub(crate) fn limit_err(message: String) -> PrismError {
 
 /// Refuse every member of `f` not named in `allowed`.
 pub(crate) fn deny_unknown(f: &Fields<'_>, allowed: &[&str]) -> Result<()> {
-    for key in f.object().keys() {
-        if !allowed.contains(&key.as_str()) {
+    for key in f.names() {
+        if !allowed.contains(&key) {
             return Err(input_err(format!(
                 "{}{}",
                 f.path(&display_key(key)),

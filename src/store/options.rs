@@ -19,11 +19,7 @@ fn with_options<T>(
 ) -> Result<T> {
     let v = json::parse(text, invalid_owned)?;
     let fields = Fields::new(&v, "options", invalid_owned)?;
-    if let Some(k) = fields
-        .object()
-        .keys()
-        .find(|k| !allowed.contains(&k.as_str()))
-    {
+    if let Some(k) = fields.names().find(|k| !allowed.contains(k)) {
         return Err(invalid(format!(
             "options has an unknown field {k:?} (allowed: {})",
             allowed.join(", ")

@@ -7,7 +7,7 @@ use super::model::{
     SaveCheckpoint, VALUE_BYTES_HARD,
 };
 use crate::error::{PrismError, Result};
-use crate::json::{type_name, Fields};
+use crate::json::{type_name, Fields, Members};
 use crate::util::MAX_SAFE_INTEGER;
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
@@ -24,27 +24,24 @@ fn type_error(message: String) -> PrismError {
 /// hostile input costs at most this much before it is refused.
 pub const MAX_INPUT_BYTES: usize = VALUE_BYTES_HARD + 128 * 1024;
 
-fn parse_object(text: &str) -> Result<Value> {
+fn parse_object(text: &str) -> Result<Members> {
     if text.len() > MAX_INPUT_BYTES {
         return Err(PrismError::range(format!(
             "input is larger than {MAX_INPUT_BYTES} bytes"
         )));
     }
+    if let Some(members) = Members::read(text) {
+        return Ok(members);
+    }
     // JSON.stringify made it, so the only read failures are nesting past serde's limit
     // and a lone surrogate outside the value (which `unreadable_text` names).
     let v: Value = serde_json::from_str(text).map_err(|e| unreadable_text(text, e))?;
-    if !v.is_object() {
-        return Err(type_error(format!(
-            "input must be an object, got {}",
-            type_name(&v)
-        )));
-    }
-    Ok(v)
+    Members::from_value(v, "input", type_error)
 }
 
 fn only(f: &Fields<'_>, allowed: &[&[&str]]) -> Result<()> {
-    for k in f.object().keys() {
-        if !allowed.iter().any(|set| set.contains(&k.as_str())) {
+    for k in f.names() {
+        if !allowed.iter().any(|set| set.contains(&k)) {
             let hint = if k == "ownership" {
                 " (ownership is flat: tenantId, accountId, userId)"
             } else if k == "prefix" {
@@ -128,8 +125,7 @@ pub fn parse_save_text(text: &str) -> Result<(SaveCheckpoint, &str)> {
             crate::json::MAX_DEPTH
         )));
     }
-    let v = Value::Object(members);
-    let f = Fields::new(&v, "input", type_error)?;
+    let f = members.fields("input", type_error);
     const FIELDS: [&str; 7] = [
         "namespace",
         "key",
@@ -194,15 +190,15 @@ fn unreadable(e: impl std::fmt::Display) -> PrismError {
 /// values, and those two as their JSON texts (the last of repeated members wins, as when
 /// read into a value).
 struct SaveMembers<'a> {
-    members: Map<String, Value>,
+    members: Members,
     value: Option<&'a RawValue>,
     metadata: Option<&'a RawValue>,
 }
 
 impl<'de> Deserialize<'de> for SaveMembers<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct Members;
-        impl<'de> Visitor<'de> for Members {
+        struct Visit;
+        impl<'de> Visitor<'de> for Visit {
             type Value = SaveMembers<'de>;
 
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
@@ -214,7 +210,7 @@ impl<'de> Deserialize<'de> for SaveMembers<'de> {
                 mut map: A,
             ) -> std::result::Result<Self::Value, A::Error> {
                 let mut out = SaveMembers {
-                    members: Map::new(),
+                    members: Members::new(),
                     value: None,
                     metadata: None,
                 };
@@ -230,14 +226,14 @@ impl<'de> Deserialize<'de> for SaveMembers<'de> {
                 Ok(out)
             }
         }
-        d.deserialize_map(Members)
+        d.deserialize_map(Visit)
     }
 }
 
 /// `loadCheckpoint` input.
 pub fn parse_key(text: &str) -> Result<CheckpointKey> {
-    let v = parse_object(text)?;
-    let f = Fields::new(&v, "input", type_error)?;
+    let members = parse_object(text)?;
+    let f = members.fields("input", type_error);
     only(&f, &[&["namespace", "key"], &OWNER])?;
     key_of(&f)
 }
@@ -256,8 +252,8 @@ fn key_of(f: &Fields<'_>) -> Result<CheckpointKey> {
 /// `deleteCheckpoint` input: a key, and (an addition) `expectedVersion` to delete only
 /// that version.
 pub fn parse_delete(text: &str) -> Result<(CheckpointKey, Option<u64>)> {
-    let v = parse_object(text)?;
-    let f = Fields::new(&v, "input", type_error)?;
+    let members = parse_object(text)?;
+    let f = members.fields("input", type_error);
     only(&f, &[&["namespace", "key", "expectedVersion"], &OWNER])?;
     Ok((key_of(&f)?, counter(&f, "expectedVersion")?))
 }
@@ -302,8 +298,8 @@ fn limit(v: Option<&Value>) -> Result<Option<u32>> {
 
 /// `listCheckpoints` input (absent: `{}`).
 pub fn parse_list(text: &str) -> Result<ListCheckpoints> {
-    let v = parse_object(text)?;
-    let f = Fields::new(&v, "input", type_error)?;
+    let members = parse_object(text)?;
+    let f = members.fields("input", type_error);
     const FIELDS: [&str; 6] = [
         "namespace",
         "keyPrefix",

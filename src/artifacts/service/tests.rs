@@ -4,6 +4,7 @@
 
 use super::context::ABORTED;
 use super::*;
+use crate::artifacts::input::read_request;
 use crate::artifacts::NAMESPACE;
 use crate::store::{
     BesideText, BoxFuture, Checkpoint, CheckpointKey, ListCheckpoints, MemoryLimits, MemoryStore,
@@ -1246,7 +1247,12 @@ async fn get_result_text(svc: &ArtifactService) -> String {
     let get = json!({ "ownership": owner(), "threadId": "thread-1", "artifactId": "doc" });
     let text = get.to_string();
     let out = svc
-        .call_json("get", get, &text, &AbortFlag::new())
+        .call_json(
+            "get",
+            read_request(&text).unwrap(),
+            &text,
+            &AbortFlag::new(),
+        )
         .await
         .unwrap();
     let v: Value = serde_json::from_str(&out).unwrap();
@@ -1722,7 +1728,12 @@ async fn answers_frame_the_saved_text_with_the_event_and_redact_a_secret() {
         let request = on_artifact("doc", json!({ "version": 1, "reviewer": "user:r" }));
         let text = request.to_string();
         let out = svc
-            .call_json("approve", request, &text, &AbortFlag::new())
+            .call_json(
+                "approve",
+                read_request(&text).unwrap(),
+                &text,
+                &AbortFlag::new(),
+            )
             .await
             .unwrap();
         let key = CheckpointKey::new(NAMESPACE, "thread-1:doc", &owner_scope());
@@ -1762,7 +1773,7 @@ async fn answers_frame_the_saved_text_with_the_event_and_redact_a_secret() {
 async fn result_text(svc: &ArtifactService, op: &str, request: Value) -> String {
     let text = request.to_string();
     let out = svc
-        .call_json(op, request, &text, &AbortFlag::new())
+        .call_json(op, read_request(&text).unwrap(), &text, &AbortFlag::new())
         .await
         .unwrap();
     let start = "{\"result\":".len();

@@ -177,13 +177,13 @@ pub(super) fn parse_servers(v: &Value, max_servers: usize) -> Result<Vec<ServerC
         }
         let mut env = Vec::new();
         if let Some(e) = f.opt_object("env")? {
-            if e.object().len() > 256 {
+            if e.members().count() > 256 {
                 return Err(lsp(
                     LspCode::Limit,
                     format!("{path}.env has more than 256 entries"),
                 ));
             }
-            for (k, v) in e.object() {
+            for (k, v) in e.members() {
                 let Value::String(s) = v else {
                     return Err(type_err(format!(
                         "{path}.env.{k} must be a string, got {}",
@@ -200,7 +200,7 @@ pub(super) fn parse_servers(v: &Value, max_servers: usize) -> Result<Vec<ServerC
                         "{path}.env.{k} is not a valid environment entry"
                     )));
                 }
-                env.push((k.clone(), s.clone()));
+                env.push((k.to_string(), s.clone()));
             }
         }
         out.push(ServerConfig {
