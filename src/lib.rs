@@ -46,5 +46,7 @@ pub mod fuzz {
 /// mimalloc (see Cargo.toml); cargo-fuzz builds keep the system allocator, which
 /// AddressSanitizer instruments, and so does aarch64 musl.
 #[cfg(not(any(fuzzing, all(target_arch = "aarch64", target_env = "musl"))))]
+mod allocator;
+#[cfg(not(any(fuzzing, all(target_arch = "aarch64", target_env = "musl"))))]
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: allocator::MiMalloc = allocator::MiMalloc;

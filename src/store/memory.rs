@@ -125,8 +125,11 @@ struct State {
     /// Every checkpoint, where `by_id` and `ordered` say (issue 13: a point call searched
     /// an ordered map, a dozen string comparisons; now one hash of its position).
     entries: slab::Slab<Entry>,
-    /// Position → entry, for the point calls (save, load, delete).
-    by_id: HashMap<Slot, usize>,
+    /// Position → entry, for the point calls (save, load, delete). Hashed with foldhash
+    /// (per-process random seeds, as hashbrown's default), not SipHash: a position is a
+    /// few dozen bytes hashed once or twice per call, ~1k of the instructions of a
+    /// memory-store `approve` under SipHash (issue 13, callgrind).
+    by_id: HashMap<Slot, usize, foldhash::fast::RandomState>,
     /// The same positions in listing order → entry, for list and count ranges.
     ordered: BTreeMap<Slot, usize>,
     /// Save order: sequence number → position, for eviction.
