@@ -339,25 +339,13 @@ impl Members {
     }
 
     /// Each member's value replaced by `f(name, value)`, in place.
-    pub fn map_values(self, mut f: impl FnMut(&str, Value) -> Value) -> Self {
-        match self {
-            Self::Few(list) => Self::Few(
-                list.into_iter()
-                    .map(|(k, v)| {
-                        let v = f(&k, v);
-                        (k, v)
-                    })
-                    .collect(),
-            ),
-            Self::Many(map) => Self::Many(
-                map.into_iter()
-                    .map(|(k, v)| {
-                        let v = f(&k, v);
-                        (k, v)
-                    })
-                    .collect(),
-            ),
+    pub fn map_values(mut self, mut f: impl FnMut(&str, Value) -> Value) -> Self {
+        let mut apply = |k: &str, v: &mut Value| *v = f(k, std::mem::take(v));
+        match &mut self {
+            Self::Few(list) => list.iter_mut().for_each(|(k, v)| apply(k, v)),
+            Self::Many(map) => map.iter_mut().for_each(|(k, v)| apply(k, v)),
         }
+        self
     }
 }
 
@@ -805,6 +793,12 @@ mod tests {
             members_of(&doubled),
             vec![("b".into(), json!("b2")), ("a".into(), json!("a4"))]
         );
+        let many: Map<String, Value> = (0..20).map(|i| (format!("k{i}"), json!(i))).collect();
+        let m = Members::from_value(Value::Object(many), "input", e).unwrap();
+        assert!(matches!(m, Members::Many(_)));
+        let doubled = m.map_values(|_, v| json!(v.as_i64().unwrap() * 2));
+        let want: Vec<(String, Value)> = (0..20).map(|i| (format!("k{i}"), json!(i * 2))).collect();
+        assert_eq!(members_of(&doubled), want);
     }
 
     #[test]
