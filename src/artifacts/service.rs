@@ -273,8 +273,8 @@ impl ArtifactService {
 
     /// [`Self::call`] answering JSON text `{"result", "event"?, "body"?}` (the binding's):
     /// `input_text` is the request's JSON text as `JSON.stringify` wrote it, `input` its
-    /// members ([`input::read_request`]). Values are redacted by scanning their text, walked only when a secret may
-    /// occur (see [`SecretRedactor::leaves_text_unchanged`]).
+    /// members ([`input::read_request`]). Values are redacted by scanning their text,
+    /// walked only when a secret may occur (see [`SecretRedactor::leaves_text_unchanged`]).
     pub async fn call_json(
         &self,
         op: &str,
