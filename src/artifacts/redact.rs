@@ -163,12 +163,10 @@ impl SecretRedactor {
             return false;
         }
         // The walk cuts a container inside MAX_JSON_DEPTH others. A text of at most that
-        // many brackets (string contents counted too: one SIMD pass) cannot nest deeper;
+        // many brackets (string contents counted too: one vector pass) cannot nest deeper;
         // a longer one (a listing of many records) is measured along its deepest path,
         // brackets in strings skipped, so it is not walked for having many (issue 13).
-        let few_brackets = memchr::memchr2_iter(b'[', b'{', text.as_bytes())
-            .nth(MAX_JSON_DEPTH)
-            .is_none();
+        let few_brackets = crate::json::at_most_brackets(text, MAX_JSON_DEPTH);
         (few_brackets || crate::json::nesting(text) <= MAX_JSON_DEPTH) && !m.is_match(text)
     }
 
