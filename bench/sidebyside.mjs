@@ -100,20 +100,39 @@ let seq = 0
 const tid = (tag, i) => `${tag}-${seq}-${Math.floor(i / 40)}`
 const attachInput = (threadId, id) => ({ ownership, threadId, id, uri: `https://blob.example/${id}`, mime: 'text/markdown', hash: 'sha256:1' })
 
-/** µs per call of `call(i)` over `n` sequential calls (median of `rounds` batches), after `prep(n)`. */
-async function perCall(n, rounds, prep, call) {
+/**
+ * One row: `n` sequential calls of `call(ctx, i)`, each batch after `ctx = await prep(n)`.
+ * @typedef {{ n: number, prep: (n: number) => Promise<any>, call: (ctx: any, i: number) => Promise<unknown> }} Row
+ */
+const row = (n, prep, call) => ({ n, prep, call })
+
+/** One batch of `r`: µs per call and the p99 event-loop delay while it ran. */
+async function batch(r) {
+  seq++
+  const ctx = await r.prep(r.n)
+  const t = await timed(async () => {
+    for (let i = 0; i < r.n; i++) await r.call(ctx, i)
+  })
+  return { us: (t.ms * 1000) / r.n, p99: t.p99 }
+}
+
+/** µs per call of row `r` (median of `rounds` batches). */
+async function perCall(r, rounds = 3) {
   const out = []
   let p99 = NaN
-  for (let r = 0; r < rounds; r++) {
-    seq++
-    const ctx = await prep(n)
-    const t = await timed(async () => {
-      for (let i = 0; i < n; i++) await call(ctx, i)
-    })
-    out.push((t.ms * 1000) / n)
-    p99 = worseDelay(p99, t.p99)
+  for (let k = 0; k < rounds; k++) {
+    const b = await batch(r)
+    out.push(b.us)
+    p99 = worseDelay(p99, b.p99)
   }
   return { us: median(out), p99 }
+}
+
+/** Each row of `rows` measured `rounds` times. */
+async function measureRows(rows, rounds = 3) {
+  const out = {}
+  for (const [name, r] of Object.entries(rows)) out[name] = await perCall(r, rounds)
+  return out
 }
 
 /** `count` artifacts attached, 40 to a thread, under threads tagged `tag`: their ids. */
@@ -126,34 +145,28 @@ async function attachMany(svc, tag, count) {
   return ids
 }
 
-async function singleCalls(impl, store, n) {
-  const svc = impl.service(store)
+/** The single calls of the first store: rows over `svc`, a service on `store`. */
+function singleRows(svc, store, n) {
   const attachN = (count) => attachMany(svc, `p${seq}`, count)
-  const rows = {}
-  rows['service.get'] = await perCall(n, 3, async () => attachN(40), (ids, i) => svc.get({ ownership, ...ids[i % ids.length] }))
-  rows['store.loadCheckpoint'] = await perCall(
-    n,
-    3,
-    async () => {
-      await store.saveCheckpoint({ namespace: 'bench.cp', key: `k${seq}`, ...ownership, version: 1, value: { record: 'x'.repeat(400) } })
-      return `k${seq}`
-    },
-    (key) => store.loadCheckpoint({ namespace: 'bench.cp', key, ...ownership }),
-  )
-  rows['store.saveCheckpoint'] = await perCall(
-    n,
-    3,
-    async () => `s${seq}`,
-    (key, i) => store.saveCheckpoint({ namespace: 'bench.cp', key: `${key}-${i}`, ...ownership, version: 1, value: { record: 'x'.repeat(400) } }),
-  )
-  rows['service.attach'] = await perCall(n, 3, async () => `t${seq}`, (tag, i) => svc.attach(attachInput(tid(tag, i), `a${i}`)))
-  rows['service.approve'] = await perCall(n, 3, attachN, (ids, i) => svc.approve({ ownership, ...ids[i], version: 1, reviewer: 'user:bench' }))
-  return { svc, rows }
+  const save = (key) => store.saveCheckpoint({ namespace: 'bench.cp', key, ...ownership, version: 1, value: { record: 'x'.repeat(400) } })
+  return {
+    'service.get': row(n, async () => attachN(40), (ids, i) => svc.get({ ownership, ...ids[i % ids.length] })),
+    'store.loadCheckpoint': row(
+      n,
+      async () => {
+        await save(`k${seq}`)
+        return `k${seq}`
+      },
+      (key) => store.loadCheckpoint({ namespace: 'bench.cp', key, ...ownership }),
+    ),
+    'store.saveCheckpoint': row(n, async () => `s${seq}`, (key, i) => save(`${key}-${i}`)),
+    'service.attach': row(n, async () => `t${seq}`, (tag, i) => svc.attach(attachInput(tid(tag, i), `a${i}`))),
+    'service.approve': row(n, attachN, (ids, i) => svc.approve({ ownership, ...ids[i], version: 1, reviewer: 'user:bench' })),
+  }
 }
 
 /** The other service and store calls (issue 13: every call), each on records made for it. */
-async function otherCalls(impl, store, n) {
-  const svc = impl.service(store)
+function otherRows(svc, store, n) {
   const attachN = (count) => attachMany(svc, `o${seq}`, count)
   const rows = {}
   const revised = async (count) => {
@@ -166,16 +179,15 @@ async function otherCalls(impl, store, n) {
     for (const id of ids) await svc.approve({ ownership, ...id, version: 1, reviewer: 'user:bench' })
     return ids
   }
-  rows['service.reject'] = await perCall(n, 3, attachN, (ids, i) => svc.reject({ ownership, ...ids[i], version: 1, reviewer: 'user:bench' }))
-  rows['service.revise'] = await perCall(n, 3, attachN, (ids, i) => svc.revise({ ownership, ...ids[i], uri: `https://blob.example/v2-${i}`, hash: 'sha256:2' }))
-  rows['service.compare'] = await perCall(n, 3, async () => revised(40), (ids, i) => svc.compare({ ownership, ...ids[i % ids.length], from: 1, to: 2 }))
-  rows['service.lastValidated'] = await perCall(n, 3, async () => approved(40), (ids, i) => svc.lastValidated({ ownership, ...ids[i % ids.length] }))
-  rows['service.deliveryLink'] = await perCall(n, 3, async () => approved(40), (ids, i) => svc.deliveryLink({ ownership, ...ids[i % ids.length], version: 1 }))
+  rows['service.reject'] = row(n, attachN, (ids, i) => svc.reject({ ownership, ...ids[i], version: 1, reviewer: 'user:bench' }))
+  rows['service.revise'] = row(n, attachN, (ids, i) => svc.revise({ ownership, ...ids[i], uri: `https://blob.example/v2-${i}`, hash: 'sha256:2' }))
+  rows['service.compare'] = row(n, async () => revised(40), (ids, i) => svc.compare({ ownership, ...ids[i % ids.length], from: 1, to: 2 }))
+  rows['service.lastValidated'] = row(n, async () => approved(40), (ids, i) => svc.lastValidated({ ownership, ...ids[i % ids.length] }))
+  rows['service.deliveryLink'] = row(n, async () => approved(40), (ids, i) => svc.deliveryLink({ ownership, ...ids[i % ids.length], version: 1 }))
   // A thread of 40 artifacts, listed whole.
-  rows['service.list (40)'] = await perCall(Math.max(4, Math.round(n / 10)), 3, async () => attachN(40), (ids) => svc.list({ ownership, threadId: ids[0].threadId }))
-  rows['store.listCheckpoints (40)'] = await perCall(
+  rows['service.list (40)'] = row(Math.max(4, Math.round(n / 10)), async () => attachN(40), (ids) => svc.list({ ownership, threadId: ids[0].threadId }))
+  rows['store.listCheckpoints (40)'] = row(
     Math.max(4, Math.round(n / 10)),
-    3,
     async () => {
       const namespace = `bench.list${seq}`
       for (let i = 0; i < 40; i++) await store.saveCheckpoint({ namespace, key: `k${i}`, ...ownership, version: 1, value: { record: 'x'.repeat(400) } })
@@ -183,9 +195,8 @@ async function otherCalls(impl, store, n) {
     },
     (namespace) => store.listCheckpoints({ namespace, ...ownership, limit: 40 }),
   )
-  rows['store.deleteCheckpoint'] = await perCall(
+  rows['store.deleteCheckpoint'] = row(
     n,
-    3,
     async (count) => {
       const key = `d${seq}`
       for (let i = 0; i < count; i++) await store.saveCheckpoint({ namespace: 'bench.cp', key: `${key}-${i}`, ...ownership, version: 1, value: { record: 'x'.repeat(400) } })
@@ -263,7 +274,8 @@ async function measureKind(impl, kind, open, sizes, stalls = false) {
   try {
     // PRISM_BENCH_STALLS=1: where the long event-loop stalls of our runs go (bench/stalls.mjs).
     const sampler = stalls ? sampleStalls() : undefined
-    const { svc, rows } = await singleCalls(impl, first.store, sizes.single)
+    const svc = impl.service(first.store)
+    const rows = await measureRows(singleRows(svc, first.store, sizes.single))
     const cyc = await cycles(svc, sizes.cycles)
     const rev = await reviewers(svc, sizes.perReviewer)
     measured = { rows, cyc, rev, stalls: sampler?.stop() }
@@ -275,12 +287,54 @@ async function measureKind(impl, kind, open, sizes, stalls = false) {
   // above left would tilt these rows (and these rows' records the ones above).
   const second = await open()
   try {
-    Object.assign(measured.rows, await otherCalls(impl, second.store, sizes.single))
+    Object.assign(measured.rows, await measureRows(otherRows(impl.service(second.store), second.store, sizes.single)))
   } finally {
     await second.close()
   }
   measured.loop = whole.stop()
   return measured
+}
+
+/**
+ * The single-call rows once more, each implementation's batches alternating with the
+ * others' (the order turned every round), so that a slow phase of the shared machine lands
+ * on every side: it lasts seconds (issue 13 saw one process's `approve` batches go from 11
+ * to 15 µs and back), longer than a batch, shorter than a pass. Stores are opened and
+ * grown as in the passes (`measureKind`: three batches per row on a store, the rows of the
+ * first store and those of the second each on stores opened for them), `passes` times.
+ * Per row and implementation: the median batch, and the median over the rounds of that
+ * implementation's batch over ours in the same round (`paired`).
+ */
+async function pairedRows(impls, open, n, passes) {
+  /** row → per implementation, its batches in round order */
+  const batches = {}
+  for (let pass = 0; pass < passes; pass++) {
+    for (const rowsOf of [singleRows, otherRows]) {
+      const opened = []
+      try {
+        const sides = []
+        for (const impl of impls) {
+          const { store, close } = await open(impl)
+          opened.push(close)
+          sides.push(rowsOf(impl.service(store), store, n))
+        }
+        for (const name of Object.keys(sides[0])) {
+          batches[name] ??= sides.map(() => [])
+          for (let k = 0; k < 3; k++) {
+            const order = sides.map((_, j) => ((pass + k) % 2 === 0 ? j : sides.length - 1 - j))
+            for (const j of order) batches[name][j].push((await batch(sides[j][name])).us)
+          }
+        }
+      } finally {
+        for (const close of opened) await close()
+      }
+    }
+  }
+  const out = {}
+  for (const [name, us] of Object.entries(batches)) {
+    out[name] = us.map((xs) => ({ us: median(xs), paired: median(xs.map((x, k) => x / us[0][k])) }))
+  }
+  return out
 }
 
 /** Measured passes of one implementation: per figure, the median over the passes (p99: the worst). */
@@ -315,6 +369,17 @@ function line(label, a, refs, unit, better, target) {
   console.log(text)
 }
 
+/** A row measured in pairs: ours, then per other implementation its median and `x` its paired ratio. */
+function pairedLine(label, impls, sides, target) {
+  let text = `${label.padEnd(44)} ${fmt(sides[0].us, 1).padStart(8)} µs`
+  for (let j = 1; j < impls.length; j++) {
+    const { us, paired: ratio } = sides[j]
+    const verdict = target === undefined || impls[j].name !== 'reference' ? '' : ` (target x${target}: ${ratio >= target ? 'met' : 'NOT met'})`
+    text += ` | ${impls[j].name} ${fmt(us, 1)} µs x${fmt(ratio, 2)}${verdict}`
+  }
+  console.log(text)
+}
+
 export default async function sideBySide() {
   const refRoot = process.env.PRISM_BENCH_REFERENCE
   const impls = [ours()]
@@ -324,6 +389,8 @@ export default async function sideBySide() {
   const scale = Number(process.env.BENCH_SCALE ?? 1)
   const dir = mkdtempSync(join(tmpdir(), 'prism-sbs-'))
   const results = {}
+  /** kind → the implementations measured and their rows measured in pairs (`pairedRows`). */
+  const paired = {}
   // The machine's own event-loop noise, next to the p99 figures.
   const idle = await timed(() => new Promise((r) => setTimeout(r, 1000)))
   try {
@@ -368,6 +435,7 @@ export default async function sideBySide() {
         }
       }
       for (const [impl, passes] of runs) results[`${impl.name}/${kind}`] = combine(passes)
+      if (measured.length > 1) paired[kind] = { impls: measured, rows: await pairedRows(measured, open, sizes.single, PASSES) }
     }
     const record = await (async () => {
       const { store } = impls[0].memory()
@@ -377,11 +445,18 @@ export default async function sideBySide() {
     })()
     const floor = await mapFloor(record, 20000)
     console.log('\n### reference-style workload (x = times faster than the reference; µs per call, sequential)')
+    if (Object.keys(paired).length > 0) {
+      console.log(`(single calls: each implementation's batches alternating, ${3 * PASSES} rounds; µs = the median batch, x = the median over the rounds of the reference's batch over ours in the same round)`)
+    }
     for (const [kind] of kinds) {
       const o = results[`prism-review/${kind}`]
       const refs = impls.slice(1).map((i) => [i.name, results[`${i.name}/${kind}`]])
       const single = kind === 'memory' ? 2 : kind === 'sqlite' ? 1 : undefined
-      for (const name of Object.keys(o.rows)) line(`${name} (${kind})`, o.rows[name].us, refs.map(([n, r]) => [n, r?.rows[name].us]), 'µs', 'lower', single)
+      const pairs = paired[kind]
+      for (const name of Object.keys(o.rows)) {
+        if (pairs) pairedLine(`${name} (${kind})`, pairs.impls, pairs.rows[name], single)
+        else line(`${name} (${kind})`, o.rows[name].us, refs.map(([n, r]) => [n, r?.rows[name].us]), 'µs', 'lower', single)
+      }
       line(`cycle attach→revise→approve→get (${kind})`, o.cyc.ms * 1000, refs.map(([n, r]) => [n, r && r.cyc.ms * 1000]), 'µs', 'lower', single)
       line(`${REVIEWERS} reviewers attach+approve (${kind})`, o.rev.perSec, refs.map(([n, r]) => [n, r?.rev.perSec]), 'ops/s', 'higher', kind === 'sqlite' ? 3 : undefined)
       // The target's figure: the p99 over each pass's whole workload (the worst pass decides).

@@ -54,6 +54,10 @@ pub struct SecretRedactor {
     /// Some secret holds a character JSON text escapes (`"`, `\\`, a control character):
     /// its occurrences in a string need not appear verbatim in the string's JSON text.
     escapable: bool,
+    /// The shortest secret's length in bytes: a shorter text holds none, unsearched
+    /// (issue 13: each id and owner member of a request is checked, ~200 instructions a
+    /// search even when nothing matches).
+    shortest: usize,
 }
 
 impl SecretRedactor {
@@ -127,6 +131,7 @@ impl SecretRedactor {
             escapable: list
                 .iter()
                 .any(|s| s.chars().any(|c| c == '"' || c == '\\' || c < ' ')),
+            shortest: list.iter().map(|s| s.len()).min().unwrap_or(0),
             secrets: list.iter().map(|s| (*s).to_string()).collect(),
         })
     }
@@ -142,7 +147,7 @@ impl SecretRedactor {
 
     /// True when `text` holds any registered secret.
     pub fn contains_secret(&self, text: &str) -> bool {
-        self.matcher.as_ref().is_some_and(|m| m.is_match(text))
+        text.len() >= self.shortest && self.matcher.as_ref().is_some_and(|m| m.is_match(text))
     }
 
     /// True when [`Self::redact_value`] is certain to leave unchanged the value whose JSON
@@ -175,7 +180,7 @@ impl SecretRedactor {
         let Some(m) = &self.matcher else {
             return Cow::Borrowed(text);
         };
-        if !m.is_match(text) {
+        if !self.contains_secret(text) {
             return Cow::Borrowed(text);
         }
         let mut out = m.replace_all(text, &vec![MARKER; self.secrets.len()]);
@@ -275,8 +280,10 @@ impl SecretRedactor {
     /// Redact many strings at once (the JavaScript walk's one call): `None` when none
     /// changes, else one entry per string, `Some(redacted)` for those that change.
     pub fn redact_strings<S: AsRef<str>>(&self, texts: &[S]) -> Option<Vec<Option<String>>> {
-        let m = self.matcher.as_ref()?;
-        let first = texts.iter().position(|t| m.is_match(t.as_ref()))?;
+        self.matcher.as_ref()?;
+        let first = texts
+            .iter()
+            .position(|t| self.contains_secret(t.as_ref()))?;
         let mut out = vec![None; texts.len()];
         for (slot, t) in out.iter_mut().zip(texts).skip(first) {
             if let Cow::Owned(o) = self.redact_str(t.as_ref()) {
@@ -450,6 +457,36 @@ mod tests {
         let c: Value = serde_json::from_str(&constants_json()).unwrap();
         assert_eq!(c["maxDepth"], 32);
         assert_eq!(c["circularMarker"], CIRCULAR_MARKER);
+    }
+
+    /// A text shorter than the shortest secret is not searched: every length around it
+    /// answers as a search would.
+    #[test]
+    fn texts_around_the_shortest_secret_are_judged_as_searched() {
+        let r = SecretRedactor::new(&["sk-long-secret", "abcd"]).unwrap();
+        for (text, holds) in [
+            ("", false),
+            ("abc", false),
+            ("bcd", false),
+            ("abcd", true),
+            ("xabc", false),
+            ("xabcd", true),
+            ("sk-long-secre", false),
+            ("sk-long-secret", true),
+        ] {
+            assert_eq!(r.contains_secret(text), holds, "{text:?}");
+            assert_eq!(
+                matches!(r.redact_str(text), Cow::Owned(_)),
+                holds,
+                "{text:?}"
+            );
+        }
+        assert_eq!(r.redact_strings(&["abc", "ab"]), None);
+        assert_eq!(
+            r.redact_strings(&["abc", "abcd"]),
+            Some(vec![None, Some(MARKER.to_string())])
+        );
+        assert!(!SecretRedactor::none().contains_secret("abcd"));
     }
 
     /// Issue 13: the text scan says "unchanged" only when the walk changes nothing.
