@@ -105,8 +105,8 @@ pub fn well_formed_escapes(text: &str) -> Option<String> {
 
 /// Whether `text` holds at most `limit` opening brackets (`[` and `{`, inside strings
 /// too): a bound on how deeply it can nest, counted a block at a time (each block's
-/// count compiles to vector compares; issue 13: `memchr2_iter` stopped at every bracket,
-/// ~360 instructions for a 600-byte record of half a dozen).
+/// count compiles to vector compares; issue 13, callgrind on a 584-byte record of half a
+/// dozen brackets: 475 instructions, where `memchr2_iter`, stopping at each, took 576).
 pub fn at_most_brackets(text: &str, limit: usize) -> bool {
     let mut seen = 0usize;
     // A block's count fits a byte, so it is summed in byte lanes.
