@@ -802,7 +802,7 @@ mod tests {
 
     #[test]
     fn brackets_past_a_block_are_counted() {
-        // 129 brackets in blocks of 256 bytes: the one past the limit is the last byte.
+        // 129 brackets in blocks of 255 bytes: the one past the limit is the last byte.
         let mut text = "x".repeat(600);
         text.push_str(&"[".repeat(128));
         assert!(at_most_brackets(&text, 128));

@@ -238,8 +238,9 @@ impl SecretRedactor {
         }
     }
 
-    /// A service request (artifacts, work drafts) with every registered secret redacted,
-    /// except its `ownership` (matched against stored owners exactly as given).
+    /// A work-draft request with every registered secret redacted, except its `ownership`
+    /// (matched against stored owners exactly as given). The artifact service reads its
+    /// requests member by member: [`Self::redact_members`].
     pub fn redact_request(&self, input: Value) -> Value {
         match input {
             Value::Object(obj) if !self.is_empty() => Value::Object(
