@@ -114,7 +114,7 @@ async fn capped_creates(store: &dyn CheckpointStore, ns: &str) {
                 .await
                 .unwrap()
                 .unwrap();
-            assert_eq!((loaded.version, loaded.value_text()), (1, text.as_str()));
+            assert_eq!((loaded.version(), loaded.value_text()), (1, text.as_str()));
         }
         Capped::Full(n) => panic!("an empty listing is full ({n})"),
     }
@@ -195,11 +195,11 @@ async fn text_and_counts(store: &dyn CheckpointStore, ns: &str) {
     let saved = store.save_text(create, None).await.expect("save_text");
     let loaded = store.load(&k).await.unwrap().expect("saved");
     let serde = serde_json::to_string(&loaded).unwrap();
-    assert_eq!(&*saved.text, serde);
+    assert_eq!(saved.text(), serde);
     let text = store.load_text(&k).await.unwrap().expect("saved");
-    assert_eq!(&*text.text, serde);
+    assert_eq!(text.text(), serde);
     assert_eq!(text.value_text(), loaded.value.to_string());
-    assert_eq!((text.version, &text.owner, text.key.as_str()), (1, &o, "k"));
+    assert_eq!((text.version(), text.owner(), text.key()), (1, &o, "k"));
     assert!(store
         .load_text(&key(ns, "absent", &o))
         .await
@@ -211,7 +211,10 @@ async fn text_and_counts(store: &dyn CheckpointStore, ns: &str) {
         .save_text(cas(ns, "k", &o, 1, v2.clone()), Some(v2.to_string()))
         .await
         .expect("save_text with text");
-    assert_eq!((t2.version, t2.value_text()), (2, v2.to_string().as_str()));
+    assert_eq!(
+        (t2.version(), t2.value_text()),
+        (2, v2.to_string().as_str())
+    );
     assert_eq!(store.load(&k).await.unwrap().unwrap().value, v2);
     assert!(is_conflict(
         &store.save_text(cas(ns, "k", &o, 1, json!(3)), None).await

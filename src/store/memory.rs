@@ -4,8 +4,8 @@
 
 use super::cursor::{self, Position};
 use super::model::{
-    value_too_large, Checkpoint, CheckpointKey, CheckpointText, ListCheckpoints, Order, Ownership,
-    Page, SaveCheckpoint, ValueMemo, WeakMemo, PAGE_SIZE_HARD, VALUE_BYTES_HARD,
+    value_too_large, Checkpoint, CheckpointKey, CheckpointText, KeptText, ListCheckpoints, Order,
+    Ownership, Page, SaveCheckpoint, ValueMemo, WeakMemo, PAGE_SIZE_HARD, VALUE_BYTES_HARD,
 };
 use super::{BesideText, BoxFuture, CheckpointStore};
 use crate::error::{PrismError, Result};
@@ -79,43 +79,77 @@ impl Default for MemoryLimits {
 }
 
 struct Entry {
+    /// Its place in the save order (see `State::saved`).
     seq: u64,
-    /// Without its value (`null`) when the text was given: the value is then kept once,
-    /// as text.
-    cp: Checkpoint,
-    /// `cp` as JSON text: loads answer it without serializing or copying the value.
-    text: CheckpointText,
+    /// Its position: the key of `by_id` and `ordered`.
+    slot: Slot,
+    /// The checkpoint, its value kept once, as text (`Entry::checkpoint` reads it back):
+    /// loads answer it without serializing or copying the value, and its whole text is
+    /// written only for an answer that asks for it.
+    kept: KeptText,
+    /// The value's text is the one its saver handed with its memo (see [`written`]).
+    value_as_given: bool,
     /// The saver's memo of the text, while one of the [`MEMOS_KEPT`] kept still holds it.
     memo: Option<WeakMemo>,
 }
 
 impl Entry {
-    fn new(seq: u64, cp: Checkpoint, text: CheckpointText, memo: Option<&ValueMemo>) -> Self {
+    fn new(
+        seq: u64,
+        slot: Slot,
+        (kept, value_as_given): (KeptText, bool),
+        memo: Option<&ValueMemo>,
+    ) -> Self {
         Self {
             seq,
-            cp,
-            text,
+            slot,
+            kept,
+            value_as_given,
             memo: memo.map(ValueMemo::downgrade),
         }
     }
 
-    /// The text, with the saver's memo while it is kept.
-    fn text(&self) -> CheckpointText {
-        let mut text = self.text.clone();
-        text.memo = self.memo.as_ref().and_then(WeakMemo::upgrade);
-        text
+    /// Saved again, as `seq`: the same position, what it keeps replaced.
+    fn rewrite(
+        &mut self,
+        seq: u64,
+        (kept, value_as_given): (KeptText, bool),
+        memo: Option<&ValueMemo>,
+    ) {
+        self.seq = seq;
+        self.kept = kept;
+        self.value_as_given = value_as_given;
+        self.memo = memo.map(ValueMemo::downgrade);
     }
 
-    /// The checkpoint, its value read back from the text when only the text keeps it.
+    /// The checkpoint, its value unused (see [`KeptText::checkpoint`]).
+    fn cp(&self) -> &Checkpoint {
+        self.kept.checkpoint()
+    }
+
+    /// The text, with the saver's memo while it is kept.
+    fn text(&self) -> CheckpointText {
+        let memo = self.memo.as_ref().and_then(WeakMemo::upgrade);
+        self.kept.answer(self.value_as_given, memo)
+    }
+
+    /// The text, without the saver's memo.
+    fn listed(&self) -> CheckpointText {
+        self.kept.answer(self.value_as_given, None)
+    }
+
+    /// The checkpoint, its value read back from the text.
     fn checkpoint(&self) -> Checkpoint {
-        let mut cp = self.cp.clone();
-        if cp.value.is_null() {
-            // Kept only as text (or `null` itself, which its text reads as). The text is
-            // the value's JSON text (the `save_text` contract): it parses unless it holds
-            // what a Rust string cannot (a lone surrogate escape), which only the text
-            // answers (`load_text`, `list_text`) carry.
-            cp.value = serde_json::from_str(self.text.value_text()).unwrap_or(Value::Null);
-        }
+        // The text is the value's JSON text (the `save_text` contract): it parses unless
+        // it holds what a Rust string cannot (a lone surrogate escape), which only the
+        // text answers (`load_text`, `list_text`) carry.
+        let value = serde_json::from_str(self.kept.value_text()).unwrap_or(Value::Null);
+        Self::with_value(self.cp(), value)
+    }
+
+    fn with_value(cp: &Checkpoint, value: Value) -> Checkpoint {
+        let mut cp = cp.clone();
+        cp.value = value;
         cp
     }
 }
@@ -132,8 +166,12 @@ struct State {
     by_id: HashMap<Slot, usize, foldhash::fast::RandomState>,
     /// The same positions in listing order → entry, for list and count ranges.
     ordered: BTreeMap<Slot, usize>,
-    /// Save order: sequence number → position, for eviction.
-    saved: BTreeMap<u64, Slot>,
+    /// Save order, for eviction: `(seq, at)` for each save, oldest first. An element is
+    /// live while the entry at `at` is still the one saved as `seq` (an update or a delete
+    /// leaves the old element behind, to be skipped: issue 13, removing it from an ordered
+    /// map and inserting the new one was ~1k instructions of a memory-store `approve`).
+    /// Compacted when the stale elements outnumber the live ones ([`State::compact_saved`]).
+    saved: VecDeque<(u64, usize)>,
     next_seq: u64,
     /// The memos of the most recent saves that came with one, oldest first, with the
     /// length of the value text each stands for: at most [`MEMOS_KEPT`] of them, standing
@@ -155,12 +193,45 @@ pub const MEMOS_KEPT: usize = 4096;
 pub const MEMO_TEXT_BYTES_KEPT: usize = 4 << 20;
 
 impl State {
-    /// Forget the checkpoint at `slot` (its place in the save order is the caller's).
+    /// Forget the checkpoint at `slot` (its place in the save order becomes stale).
     fn remove(&mut self, slot: &Slot) {
         self.ordered.remove(slot);
         if let Some(at) = self.by_id.remove(slot) {
             self.entries.remove(at);
         }
+    }
+
+    /// Whether the save-order element `(seq, at)` is live (see `saved`).
+    fn is_live(&self, (seq, at): (u64, usize)) -> bool {
+        self.entries.get(at).is_some_and(|e| e.seq == seq)
+    }
+
+    /// `(seq, at)` is the newest save: put last in the save order, which is compacted once
+    /// its stale elements outnumber the live ones (so each save pays O(1) amortized).
+    fn push_saved(&mut self, seq: u64, at: usize) {
+        self.saved.push_back((seq, at));
+        if self.saved.len() > 2 * self.entries.len() + 64 {
+            self.compact_saved();
+        }
+    }
+
+    /// The save order without its stale elements.
+    fn compact_saved(&mut self) {
+        let mut saved = std::mem::take(&mut self.saved);
+        saved.retain(|&e| self.is_live(e));
+        self.saved = saved;
+    }
+
+    /// Evict the least recently saved checkpoint; false when there is none.
+    fn evict_oldest(&mut self) -> bool {
+        while let Some(e) = self.saved.pop_front() {
+            if self.is_live(e) {
+                let slot = self.entries[e.1].slot.clone();
+                self.remove(&slot);
+                return true;
+            }
+        }
+        false
     }
 
     /// Keep `memo` (of a `text_bytes` long value text) as the most recent; past either
@@ -301,28 +372,24 @@ impl Hash for dyn PositionParts + '_ {
     }
 }
 
-/// The checkpoint `req` writes over `existing`, its text, and the saver's memo of that
-/// text. A value text handed as given is kept once, as the text (`Entry::checkpoint`
-/// reads the value back). Only a text handed with the saver's memo (the artifact
-/// service's own record) is marked `value_as_given` and keeps the memo: a saver reads
-/// such a text back as its own form, which a text the binding handed (a host's value)
-/// must never pass for.
+/// The checkpoint `req` writes over `existing` as it is kept (with whether its value text
+/// is marked `value_as_given`), the saver's memo of that text, and the value `req` held
+/// (`null` when it came as text). The value is kept once, as the text. Only a text handed
+/// with the saver's memo (the artifact service's own record) is marked `value_as_given`
+/// and keeps the memo: a saver reads such a text back as its own form, which a text the
+/// binding handed (a host's value) must never pass for.
 fn written(
     mut req: SaveCheckpoint,
     existing: Option<&Checkpoint>,
     now: &str,
     value_text: &str,
     as_given: bool,
-) -> Result<(Checkpoint, CheckpointText, Option<ValueMemo>)> {
-    let memo = req.memo.take();
+) -> Result<((KeptText, bool), Option<ValueMemo>, Value)> {
+    let memo = req.memo.take().filter(|_| as_given);
     let mut cp = req.apply(existing, now)?;
-    let mut text = CheckpointText::with_value_text(&cp, value_text);
-    if !as_given {
-        return Ok((cp, text, None));
-    }
-    cp.value = Value::Null;
-    text.value_as_given = memo.is_some();
-    Ok((cp, text, memo))
+    let value = std::mem::take(&mut cp.value);
+    let given = memo.is_some();
+    Ok(((KeptText::new(cp, value_text), given), memo, value))
 }
 
 fn bound(namespace: String, key: String) -> Position {
@@ -412,7 +479,7 @@ impl MemoryStore {
         &self,
         req: SaveCheckpoint,
         value_text: Option<&str>,
-        answer: impl FnOnce(&Checkpoint, &CheckpointText) -> T,
+        answer: impl FnOnce(&Entry, Value) -> T,
     ) -> Result<T> {
         match self.save_capped_sync(req, value_text, None, answer)? {
             Ok(out) => Ok(out),
@@ -430,7 +497,7 @@ impl MemoryStore {
         req: SaveCheckpoint,
         value_text: Option<&str>,
         capped: Option<(&ListCheckpoints, u64)>,
-        answer: impl FnOnce(&Checkpoint, &CheckpointText) -> T,
+        answer: impl FnOnce(&Entry, Value) -> T,
     ) -> Result<std::result::Result<T, u64>> {
         req.validate()?;
         let capped = match capped {
@@ -463,13 +530,10 @@ impl MemoryStore {
             // An update: replaced in place (one lookup), moved to the end of the save
             // order under its own position (no copy of it is made; every entry has one).
             let entry = &mut st.entries[at];
-            let (cp, text, memo) = written(req, Some(&entry.cp), &now, value_text, as_given)?;
-            let out = answer(&cp, &text);
-            let id = st.saved.remove(&entry.seq);
-            *entry = Entry::new(seq, cp, text, memo.as_ref());
-            if let Some(id) = id {
-                st.saved.insert(seq, id);
-            }
+            let (kept, memo, value) = written(req, Some(entry.cp()), &now, value_text, as_given)?;
+            entry.rewrite(seq, kept, memo.as_ref());
+            let out = answer(entry, value);
+            st.push_saved(seq, at);
             st.next_seq = seq.wrapping_add(1);
             if let Some(memo) = memo {
                 st.keep_memo(memo, bytes);
@@ -483,22 +547,18 @@ impl MemoryStore {
             }
         }
         let id = id_of(&req.namespace, &req.key, owner_key.as_str().to_string());
-        let (cp, text, memo) = written(req, None, &now, value_text, as_given)?;
-        let out = answer(&cp, &text);
-        let at = st.entries.insert(Entry::new(seq, cp, text, memo.as_ref()));
-        st.saved.insert(seq, id.clone());
+        let (kept, memo, value) = written(req, None, &now, value_text, as_given)?;
+        let entry = Entry::new(seq, id.clone(), kept, memo.as_ref());
+        let out = answer(&entry, value);
+        let at = st.entries.insert(entry);
+        st.push_saved(seq, at);
         st.ordered.insert(id.clone(), at);
         st.by_id.insert(id, at);
         st.next_seq = seq.wrapping_add(1);
         if let Some(memo) = memo {
             st.keep_memo(memo, bytes);
         }
-        while st.entries.len() > self.limits.max_records {
-            let Some((_, oldest)) = st.saved.pop_first() else {
-                break;
-            };
-            st.remove(&oldest);
-        }
+        while st.entries.len() > self.limits.max_records && st.evict_oldest() {}
         Ok(Ok(out))
     }
 
@@ -542,7 +602,7 @@ impl MemoryStore {
         let stop = cap.div_ceil(page).max(1).saturating_mul(page);
         let mut n: u64 = 0;
         for (_, &at) in st.ordered.range::<Position, _>((lo, hi)) {
-            if st.entries[at].cp.selected_by(q) {
+            if st.entries[at].cp().selected_by(q) {
                 n += 1;
                 if n == stop {
                     break;
@@ -573,7 +633,7 @@ impl MemoryStore {
         let mut more = false;
         for (pos, &at) in walk {
             let entry = &st.entries[at];
-            if !entry.cp.selected_by(q) {
+            if !entry.cp().selected_by(q) {
                 continue;
             }
             if items.len() == limit {
@@ -602,15 +662,14 @@ impl MemoryStore {
         };
         let entry = &st.entries[at];
         if let Some(v) = expected {
-            if v != entry.cp.version {
+            if v != entry.cp().version {
                 return Err(super::model::conflict(format!(
                     "Checkpoint compare-and-swap failed (expected {v}, current {})",
-                    entry.cp.version
+                    entry.cp().version
                 )));
             }
         }
-        let (seq, slot) = (entry.seq, slot.clone());
-        st.saved.remove(&seq);
+        let slot = slot.clone();
         st.remove(&slot);
         Ok(true)
     }
@@ -618,7 +677,10 @@ impl MemoryStore {
 
 impl CheckpointStore for MemoryStore {
     fn save(&self, req: SaveCheckpoint) -> BoxFuture<'_, Result<Checkpoint>> {
-        let r = self.save_sync(req, None, |cp, _| cp.clone());
+        // The value as given, not read back from its text.
+        let r = self.save_sync(req, None, |entry, value| {
+            Entry::with_value(entry.cp(), value)
+        });
         Box::pin(async move { r })
     }
 
@@ -627,7 +689,7 @@ impl CheckpointStore for MemoryStore {
         req: SaveCheckpoint,
         value_text: Option<String>,
     ) -> BoxFuture<'_, Result<CheckpointText>> {
-        let r = self.save_sync(req, value_text.as_deref(), |_, text| text.clone());
+        let r = self.save_sync(req, value_text.as_deref(), |entry, _| entry.listed());
         Box::pin(async move { r })
     }
 
@@ -665,7 +727,7 @@ impl CheckpointStore for MemoryStore {
 
     /// The texts as kept: no value is read or written again.
     fn list_text(&self, query: ListCheckpoints) -> BoxFuture<'_, Result<Page<CheckpointText>>> {
-        let r = self.list_sync(&query, |entry| entry.text.clone());
+        let r = self.list_sync(&query, Entry::listed);
         Box::pin(async move { r })
     }
 
@@ -723,38 +785,58 @@ mod tests {
         fn check(store: &MemoryStore) {
             let st = store.lock();
             let n = st.entries.len();
-            assert_eq!(
-                (st.by_id.len(), st.ordered.len(), st.saved.len()),
-                (n, n, n)
-            );
+            assert_eq!((st.by_id.len(), st.ordered.len()), (n, n));
             for (slot, &at) in &st.ordered {
                 assert_eq!(st.by_id.get(slot), Some(&at));
-                let cp = &st.entries[at].cp;
+                assert!(
+                    st.entries[at].slot == *slot,
+                    "an entry knows its own position"
+                );
+                let cp = st.entries[at].cp();
                 assert_eq!((&cp.namespace, &cp.key), (&slot.0.namespace, &slot.0.key));
             }
-            for (seq, slot) in &st.saved {
-                assert_eq!(st.entries[st.by_id[slot]].seq, *seq);
-            }
+            // The save order: one live element per entry, oldest first, its stale
+            // elements bounded by the compaction rule.
+            let live: Vec<(u64, usize)> = st
+                .saved
+                .iter()
+                .copied()
+                .filter(|&e| st.is_live(e))
+                .collect();
+            assert_eq!(live.len(), n, "one live save-order element per entry");
+            assert!(live.windows(2).all(|w| w[0].0 < w[1].0), "oldest first");
+            let most = 2 * store.limits.max_records + 65;
+            assert!(st.saved.len() <= most, "stale elements are compacted");
         }
-        let store = MemoryStore::new(MemoryLimits::resolve(Some(20), None, None).unwrap());
+        // 37 keys over 26 places: keys are saved again while they live (updates) and the
+        // store fills up (evictions).
+        let store = MemoryStore::new(MemoryLimits::resolve(Some(26), None, None).unwrap());
         let o = owner("t1");
         let owner_key = OwnerKey::of(&o).as_str().to_string();
         let mut live: std::collections::BTreeMap<String, u64> = Default::default();
-        let mut evicted = 0;
+        // The live keys, least recently saved first: what eviction must follow.
+        let mut recency: Vec<String> = Vec::new();
+        let (mut evicted, mut updated) = (0, 0);
         for step in 0..400u64 {
             let k = format!("k{:02}", (step * 7919) % 37);
             match step % 5 {
                 0..=2 => {
                     let saved = match live.get(&k) {
-                        Some(&v) => store.save(cas("n", &k, &o, v, json!(step))).await,
+                        Some(&v) => {
+                            updated += 1;
+                            store.save(cas("n", &k, &o, v, json!(step))).await
+                        }
                         None => store.save(save("n", &k, &o, 1, json!(step))).await,
                     }
                     .unwrap();
                     live.insert(k.clone(), saved.version);
+                    recency.retain(|r| *r != k);
+                    recency.push(k.clone());
                 }
                 3 => {
                     let gone = store.delete(&key("n", &k, &o), None).await.unwrap();
                     assert_eq!(gone, live.remove(&k).is_some());
+                    recency.retain(|r| *r != k);
                 }
                 _ => {
                     let found = store.load(&key("n", &k, &o)).await.unwrap();
@@ -767,7 +849,16 @@ mod tests {
                 let at = ("n", k.as_str(), owner_key.as_str());
                 store.lock().by_id.contains_key(&at as &dyn PositionParts)
             });
-            evicted += before - live.len();
+            let now_evicted = before - live.len();
+            // Exactly the least recently saved were evicted.
+            let (gone, kept) = recency.split_at(now_evicted);
+            assert!(
+                gone.iter().all(|k| !live.contains_key(k)),
+                "step {step}: evicted {gone:?} first"
+            );
+            assert!(kept.iter().all(|k| live.contains_key(k)));
+            recency = kept.to_vec();
+            evicted += now_evicted;
             check(&store);
             let page = store
                 .list_sync(
@@ -776,12 +867,13 @@ mod tests {
                         limit: Some(100),
                         ..Default::default()
                     },
-                    |e| e.cp.key.clone(),
+                    |e| e.cp().key.clone(),
                 )
                 .unwrap();
             assert_eq!(page.items, live.keys().cloned().collect::<Vec<_>>());
         }
         assert!(evicted > 0, "the workload evicts");
+        assert!(updated > 0, "the workload updates");
     }
 
     /// Loads and in-place updates find their record by borrowed parts in a tree many
@@ -859,6 +951,43 @@ mod tests {
                 .value,
             json!("a2")
         );
+    }
+
+    /// Updates under capacity leave stale save-order elements behind; they stay bounded
+    /// (compacted), every entry keeps its one live element, and eviction still takes the
+    /// least recently saved.
+    #[tokio::test]
+    async fn updates_leave_a_bounded_save_order_that_still_evicts_the_oldest() {
+        let store = MemoryStore::new(MemoryLimits::resolve(Some(3), None, None).unwrap());
+        let o = Ownership::default();
+        store.save(save("n", "x", &o, 1, json!(0))).await.unwrap();
+        store.save(save("n", "a", &o, 1, json!(0))).await.unwrap();
+        store.save(save("n", "b", &o, 1, json!(0))).await.unwrap();
+        for v in 1..1000u64 {
+            let k = if v % 2 == 0 { "b" } else { "x" };
+            // "x" and "b" take turns: saved at versions 1, 2, ... each.
+            store
+                .save(cas("n", k, &o, v.div_ceil(2), json!(v)))
+                .await
+                .unwrap();
+            let st = store.lock();
+            let live = st.saved.iter().filter(|&&e| st.is_live(e)).count();
+            assert_eq!(live, st.entries.len(), "one live element per entry");
+            assert!(
+                st.saved.len() <= 2 * st.entries.len() + 65,
+                "{}",
+                st.saved.len()
+            );
+        }
+        // "a" was saved before every update: it goes first, then "b" (last saved at
+        // v = 998, "x" at 999).
+        store.save(save("n", "c", &o, 1, json!(0))).await.unwrap();
+        assert!(store.load(&key("n", "a", &o)).await.unwrap().is_none());
+        store.save(save("n", "d", &o, 1, json!(0))).await.unwrap();
+        assert!(store.load(&key("n", "b", &o)).await.unwrap().is_none());
+        for k in ["x", "c", "d"] {
+            assert!(store.load(&key("n", k, &o)).await.unwrap().is_some(), "{k}");
+        }
     }
 
     #[tokio::test]

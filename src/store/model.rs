@@ -222,13 +222,7 @@ impl<'de> Deserialize<'de> for Metadata {
 /// neither copies nor serializes the value (issue 13).
 #[derive(Debug, Clone)]
 pub struct CheckpointText {
-    /// Exactly `serde_json::to_string(&checkpoint)`.
-    pub text: Arc<str>,
-    pub key: String,
-    pub version: u64,
-    pub owner: Ownership,
-    /// Where the value's text sits in `text`.
-    value: Range<usize>,
+    body: Body,
     /// The value's text is exactly the text its saver handed to
     /// [`super::CheckpointStore::save_text`] (the memory store keeps it as given), so the
     /// saver knows its form without reading it again: the artifact service answers its
@@ -237,6 +231,70 @@ pub struct CheckpointText {
     /// The saver's [`ValueMemo`] of exactly this value text, where the store keeps one
     /// (the memory store, when the saver handed one with the text).
     pub memo: Option<ValueMemo>,
+}
+
+/// A [`CheckpointText`]'s text.
+#[derive(Debug, Clone)]
+enum Body {
+    /// Exactly `serde_json::to_string(&checkpoint)`, the value's text at `value` in it,
+    /// and the members read from it.
+    Written {
+        text: Arc<str>,
+        value: Range<usize>,
+        key: String,
+        version: u64,
+        owner: Ownership,
+    },
+    /// The value's text and the checkpoint around it (its own value unused), whose whole
+    /// text is written only when asked for, once (every copy shares the cell): the memory
+    /// store's, whose saves by the artifact service never ask for it (issue 13: writing
+    /// it was ~1.8k instructions of an `approve`).
+    Deferred(KeptText),
+}
+
+/// A checkpoint kept as its value's text and the checkpoint around it (the memory
+/// store's), its whole text written only when an answer asks for it ([`CheckpointText::text`]),
+/// once: every copy shares it.
+#[derive(Debug, Clone)]
+pub struct KeptText(Arc<Kept>);
+
+#[derive(Debug)]
+struct Kept {
+    /// Its value unused (`null`): the value is `value`.
+    cp: Checkpoint,
+    value: Box<str>,
+    whole: std::sync::OnceLock<Arc<str>>,
+}
+
+impl KeptText {
+    /// `cp` with the value whose JSON text is `value_text` (`cp.value` is dropped).
+    pub fn new(mut cp: Checkpoint, value_text: &str) -> Self {
+        cp.value = Value::Null;
+        Self(Arc::new(Kept {
+            cp,
+            value: value_text.into(),
+            whole: std::sync::OnceLock::new(),
+        }))
+    }
+
+    /// The checkpoint, its `value` unused ([`Self::value_text`] is the value).
+    pub fn checkpoint(&self) -> &Checkpoint {
+        &self.0.cp
+    }
+
+    /// The value's JSON text.
+    pub fn value_text(&self) -> &str {
+        &self.0.value
+    }
+
+    /// As an answer: `value_as_given` and `memo` as [`CheckpointText`] says.
+    pub fn answer(&self, value_as_given: bool, memo: Option<ValueMemo>) -> CheckpointText {
+        CheckpointText {
+            body: Body::Deferred(self.clone()),
+            value_as_given,
+            memo,
+        }
+    }
 }
 
 /// A saver's own parsed form of the value text it saves, handed beside the text
@@ -357,6 +415,22 @@ impl CheckpointText {
     /// The text of `cp`, whose value serializes to `value_text`, written as serde writes
     /// [`Checkpoint`] (members in declaration order, absent options left out).
     pub fn with_value_text(cp: &Checkpoint, value_text: &str) -> Self {
+        let (text, value) = Self::write(cp, value_text);
+        Self {
+            body: Body::Written {
+                text: text.into(),
+                value,
+                key: cp.key.clone(),
+                version: cp.version,
+                owner: cp.owner.clone(),
+            },
+            value_as_given: false,
+            memo: None,
+        }
+    }
+
+    /// The text of `cp` with `value_text` as its value, and where the value sits in it.
+    fn write(cp: &Checkpoint, value_text: &str) -> (String, Range<usize>) {
         let mut out = String::with_capacity(value_text.len() + 192);
         out.push_str("{\"namespace\":");
         push_json_str(&mut out, &cp.namespace);
@@ -385,21 +459,49 @@ impl CheckpointText {
             out.push_str(m.text());
         }
         out.push('}');
-        let text = out;
-        Self {
-            text: text.into(),
-            key: cp.key.clone(),
-            version: cp.version,
-            owner: cp.owner.clone(),
-            value,
-            value_as_given: false,
-            memo: None,
+        (out, value)
+    }
+
+    /// Exactly `serde_json::to_string(&checkpoint)` (what the binding answers).
+    pub fn text(&self) -> &str {
+        match &self.body {
+            Body::Written { text, .. } => text,
+            Body::Deferred(KeptText(kept)) => kept
+                .whole
+                .get_or_init(|| Self::write(&kept.cp, &kept.value).0.into()),
         }
     }
 
     /// The value's JSON text.
     pub fn value_text(&self) -> &str {
-        self.text.get(self.value.clone()).unwrap_or("null")
+        match &self.body {
+            Body::Written { text, value, .. } => text.get(value.clone()).unwrap_or("null"),
+            Body::Deferred(kept) => kept.value_text(),
+        }
+    }
+
+    /// The checkpoint's key.
+    pub fn key(&self) -> &str {
+        match &self.body {
+            Body::Written { key, .. } => key,
+            Body::Deferred(kept) => &kept.checkpoint().key,
+        }
+    }
+
+    /// The checkpoint's version.
+    pub fn version(&self) -> u64 {
+        match &self.body {
+            Body::Written { version, .. } => *version,
+            Body::Deferred(kept) => kept.checkpoint().version,
+        }
+    }
+
+    /// The checkpoint's owner.
+    pub fn owner(&self) -> &Ownership {
+        match &self.body {
+            Body::Written { owner, .. } => owner,
+            Body::Deferred(kept) => &kept.checkpoint().owner,
+        }
     }
 }
 
@@ -474,14 +576,18 @@ impl Page<CheckpointText> {
     /// the store answered them.
     pub fn to_text(&self) -> String {
         let mut out = String::with_capacity(
-            32 + self.items.iter().map(|cp| cp.text.len() + 1).sum::<usize>(),
+            32 + self
+                .items
+                .iter()
+                .map(|cp| cp.text().len() + 1)
+                .sum::<usize>(),
         );
         out.push_str("{\"items\":[");
         for (i, cp) in self.items.iter().enumerate() {
             if i > 0 {
                 out.push(',');
             }
-            out.push_str(&cp.text);
+            out.push_str(cp.text());
         }
         out.push(']');
         if let Some(cursor) = &self.next_cursor {
@@ -813,10 +919,10 @@ mod tests {
                             metadata,
                         };
                         let t = CheckpointText::new(&cp);
-                        assert_eq!(&*t.text, serde_json::to_string(&cp).unwrap());
+                        assert_eq!(t.text(), serde_json::to_string(&cp).unwrap());
                         assert_eq!(t.value_text(), cp.value.to_string());
                         assert_eq!(
-                            (t.version, &t.owner, t.key.as_str()),
+                            (t.version(), t.owner(), t.key()),
                             (7, &cp.owner, cp.key.as_str())
                         );
                     }

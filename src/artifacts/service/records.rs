@@ -72,7 +72,7 @@ impl ArtifactService {
         let Some((key, cp)) = self.load_checkpoint(thread, artifact, owner, abort).await? else {
             return Ok(None);
         };
-        let version = cp.version;
+        let version = cp.version();
         Ok(self
             .record_named(&cp, thread, artifact, owner, then)?
             .map(|record| Loaded {
@@ -96,7 +96,7 @@ impl ArtifactService {
         let Some((_, cp)) = self.load_checkpoint(thread, artifact, owner, abort).await? else {
             return Ok(None);
         };
-        if cp.value_as_given && cp.owner == *owner {
+        if cp.value_as_given && cp.owner() == owner {
             return Ok(Some(ResultText::of(cp.value_text())));
         }
         Ok(self
@@ -151,7 +151,7 @@ impl ArtifactService {
         owner: &Ownership,
         then: Use,
     ) -> Result<Option<Record>> {
-        if cp.owner != *owner {
+        if cp.owner() != owner {
             return Ok(None);
         }
         let memo = match (&cp.memo, then) {
@@ -160,7 +160,7 @@ impl ArtifactService {
             _ => None,
         };
         let rec = memo.map_or_else(|| Record::from_stored_text(cp.value_text()), Ok);
-        Self::mine(rec, &cp.key, owner)
+        Self::mine(rec, cp.key(), owner)
     }
 
     /// The JSON text of the record `cp` holds when it is `owner`'s and belongs to
@@ -197,7 +197,7 @@ impl ArtifactService {
         owner: &Ownership,
         f: impl FnOnce(&Record) -> T,
     ) -> Option<Option<T>> {
-        if cp.owner != *owner || !cp.value_as_given {
+        if cp.owner() != owner || !cp.value_as_given {
             return None;
         }
         cp.memo

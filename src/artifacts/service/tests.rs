@@ -1341,7 +1341,7 @@ async fn get_answers_its_own_saved_text_as_stored_and_rereads_any_other() {
     };
     let reversed: serde_json::Map<String, Value> = members.into_iter().rev().collect();
     let reversed = Value::Object(reversed);
-    overwrite_doc(&store, stored.version, reversed.clone()).await;
+    overwrite_doc(&store, stored.version(), reversed.clone()).await;
     let restored = store.load_text(&key).await.unwrap().unwrap();
     assert!(!restored.value_as_given);
     assert_ne!(
@@ -1360,8 +1360,8 @@ async fn get_answers_its_own_saved_text_as_stored_and_rereads_any_other() {
     let mut request = serde_json::to_value(owner_scope()).unwrap();
     request["namespace"] = json!(NAMESPACE);
     request["key"] = json!("thread-1:doc");
-    request["version"] = json!(restored.version + 1);
-    request["expectedVersion"] = json!(restored.version);
+    request["version"] = json!(restored.version() + 1);
+    request["expectedVersion"] = json!(restored.version());
     request["category"] = json!("artifact");
     let request = request.to_string();
     let request = format!("{},\"value\":{reversed}}}", &request[..request.len() - 1]);
@@ -1443,8 +1443,8 @@ async fn the_memory_store_memo_is_the_record_its_text_reads_as_and_no_other_writ
             namespace: NAMESPACE.into(),
             key: "thread-1:doc".into(),
             owner: owner_scope(),
-            version: cp.version + 1,
-            expected_version: Some(cp.version),
+            version: cp.version() + 1,
+            expected_version: Some(cp.version()),
             fencing_token: None,
             value: edited,
             category: Some("artifact".into()),
@@ -1509,7 +1509,7 @@ async fn replacing_calls_take_the_memo_reads_copy_it_and_a_refused_one_reads_the
         cp.memo.is_some() && memo(&cp).is_none(),
         "taken, not copied"
     );
-    assert_eq!(cp.version, 1, "nothing saved");
+    assert_eq!(cp.version(), 1, "nothing saved");
 
     // The next loads read the text: the same record.
     let got = run(&svc, "get", at(json!({}))).await.unwrap();
@@ -1823,7 +1823,7 @@ async fn list_answers_each_record_as_get_does_and_only_the_threads_own() {
         unreachable!()
     };
     let reversed: serde_json::Map<String, Value> = members.into_iter().rev().collect();
-    overwrite(&store, "t:b", stored.version, Value::Object(reversed)).await;
+    overwrite(&store, "t:b", stored.version(), Value::Object(reversed)).await;
     let get = |thread: &'static str, id: &'static str| {
         result_text(
             &svc,
@@ -1957,7 +1957,7 @@ async fn reads_borrow_the_memo_and_answer_as_from_the_text() {
     };
     overwrite_doc(
         &store,
-        cp.version,
+        cp.version(),
         Value::Object(members.into_iter().rev().collect()),
     )
     .await;
