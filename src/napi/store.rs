@@ -59,12 +59,12 @@ async fn run_op(
                     inner.save_text(req, Some(value)).await?
                 }
             };
-            Ok(saved.text().to_string())
+            Ok(saved.text().into_owned())
         }
         LOAD => {
             let key = store::parse_key(&input)?;
             Ok(match inner.load_text(&key).await? {
-                Some(cp) => cp.text().to_string(),
+                Some(cp) => cp.text().into_owned(),
                 None => "null".to_string(),
             })
         }

@@ -388,8 +388,10 @@ fn written(
     let memo = req.memo.take().filter(|_| as_given);
     let mut cp = req.apply(existing, now)?;
     let value = std::mem::take(&mut cp.value);
+    // A saver with a memo (the artifact service) reads back only the value: the whole
+    // text is written for those that answer it.
     let given = memo.is_some();
-    Ok(((KeptText::new(cp, value_text), given), memo, value))
+    Ok(((KeptText::new(cp, value_text, !given), given), memo, value))
 }
 
 fn bound(namespace: String, key: String) -> Position {
@@ -1026,6 +1028,41 @@ mod tests {
     /// A saver's memo is kept with its text, for the MEMOS_KEPT most recent saves that
     /// came with one: older keepers drop theirs (their text stays), a save again makes a
     /// record recent again, and a plain save keeps none.
+    /// Whether its whole text is kept (a save without the saver's memo: the binding's,
+    /// which answers it) or written when asked (a save with one: the artifact service's),
+    /// a checkpoint's text is exactly serde's, in every answer.
+    #[tokio::test]
+    async fn whole_texts_are_serdes_whether_kept_or_written_when_asked() {
+        let store = MemoryStore::new(MemoryLimits::default());
+        let o = owner("t1");
+        let value = json!({"a": [1, "x\u{1}y"], "b": null});
+        for (k, memo) in [("kept", false), ("written", true)] {
+            let mut req = save("n", k, &o, 1, Value::Null);
+            req.category = Some("c".into());
+            if memo {
+                req.memo = Some(ValueMemo::new(1u8));
+            }
+            let saved = store.save_text(req, Some(value.to_string())).await.unwrap();
+            let cp = store.load(&key("n", k, &o)).await.unwrap().unwrap();
+            assert_eq!(cp.value, value);
+            let serde = serde_json::to_string(&cp).unwrap();
+            assert_eq!(saved.text(), serde, "{k}: saved");
+            assert_eq!(saved.value_text(), value.to_string());
+            let loaded = store.load_text(&key("n", k, &o)).await.unwrap().unwrap();
+            assert_eq!(loaded.text(), serde, "{k}: loaded");
+            let page = store
+                .list_text(ListCheckpoints {
+                    namespace: Some("n".into()),
+                    key_prefix: Some(k.into()),
+                    ..Default::default()
+                })
+                .await
+                .unwrap();
+            assert_eq!(page.items.len(), 1);
+            assert_eq!(page.items[0].text(), serde, "{k}: listed");
+        }
+    }
+
     #[tokio::test]
     async fn memos_are_kept_for_the_most_recent_saves_only() {
         let store = MemoryStore::new(MemoryLimits::default());

@@ -16,6 +16,7 @@ use crate::json::{push_json_opt_member, push_json_opt_u64, push_json_str, push_j
 use crate::util::MAX_SAFE_INTEGER;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -245,35 +246,46 @@ enum Body {
         version: u64,
         owner: Ownership,
     },
-    /// The value's text and the checkpoint around it (its own value unused), whose whole
-    /// text is written only when asked for, once (every copy shares the cell): the memory
-    /// store's, whose saves by the artifact service never ask for it (issue 13: writing
-    /// it was ~1.8k instructions of an `approve`).
-    Deferred(KeptText),
+    /// The memory store's, as it keeps it.
+    Kept(KeptText),
 }
 
-/// A checkpoint kept as its value's text and the checkpoint around it (the memory
-/// store's), its whole text written only when an answer asks for it ([`CheckpointText::text`]),
-/// once: every copy shares it.
+/// A checkpoint as the memory store keeps it: the checkpoint and its value's text, with
+/// the whole text around it written or not ([`KeptText::new`]). Either way the value's
+/// text is kept once, and every answer shares it.
 #[derive(Debug, Clone)]
 pub struct KeptText(Arc<Kept>);
 
 #[derive(Debug)]
 struct Kept {
-    /// Its value unused (`null`): the value is `value`.
+    /// Its value unused (`null`): the value is `text[value]`.
     cp: Checkpoint,
-    value: Box<str>,
-    whole: std::sync::OnceLock<Arc<str>>,
+    /// The whole text when `whole`, else the value's text.
+    text: Box<str>,
+    value: Range<usize>,
+    whole: bool,
 }
 
 impl KeptText {
-    /// `cp` with the value whose JSON text is `value_text` (`cp.value` is dropped).
-    pub fn new(mut cp: Checkpoint, value_text: &str) -> Self {
+    /// `cp` with the value whose JSON text is `value_text` (`cp.value` is dropped). With
+    /// `whole`, the checkpoint's whole text is written now (for a saver or loader that
+    /// answers it: the binding's); without it, [`CheckpointText::text`] writes it each time
+    /// it is asked for, and nothing else does (the artifact service's saves answer
+    /// nothing and its loads read only the value: issue 13, writing the whole text was
+    /// ~1.8k instructions of an `approve`).
+    pub fn new(mut cp: Checkpoint, value_text: &str, whole: bool) -> Self {
         cp.value = Value::Null;
+        let (text, value) = if whole {
+            let (text, value) = CheckpointText::write(&cp, value_text);
+            (text.into_boxed_str(), value)
+        } else {
+            (Box::from(value_text), 0..value_text.len())
+        };
         Self(Arc::new(Kept {
             cp,
-            value: value_text.into(),
-            whole: std::sync::OnceLock::new(),
+            text,
+            value,
+            whole,
         }))
     }
 
@@ -284,13 +296,22 @@ impl KeptText {
 
     /// The value's JSON text.
     pub fn value_text(&self) -> &str {
-        &self.0.value
+        self.0.text.get(self.0.value.clone()).unwrap_or("null")
+    }
+
+    /// The whole text: as kept, or written now.
+    fn text(&self) -> Cow<'_, str> {
+        if self.0.whole {
+            Cow::Borrowed(&self.0.text)
+        } else {
+            Cow::Owned(CheckpointText::write(&self.0.cp, &self.0.text).0)
+        }
     }
 
     /// As an answer: `value_as_given` and `memo` as [`CheckpointText`] says.
     pub fn answer(&self, value_as_given: bool, memo: Option<ValueMemo>) -> CheckpointText {
         CheckpointText {
-            body: Body::Deferred(self.clone()),
+            body: Body::Kept(self.clone()),
             value_as_given,
             memo,
         }
@@ -463,12 +484,10 @@ impl CheckpointText {
     }
 
     /// Exactly `serde_json::to_string(&checkpoint)` (what the binding answers).
-    pub fn text(&self) -> &str {
+    pub fn text(&self) -> Cow<'_, str> {
         match &self.body {
-            Body::Written { text, .. } => text,
-            Body::Deferred(KeptText(kept)) => kept
-                .whole
-                .get_or_init(|| Self::write(&kept.cp, &kept.value).0.into()),
+            Body::Written { text, .. } => Cow::Borrowed(text),
+            Body::Kept(kept) => kept.text(),
         }
     }
 
@@ -476,7 +495,7 @@ impl CheckpointText {
     pub fn value_text(&self) -> &str {
         match &self.body {
             Body::Written { text, value, .. } => text.get(value.clone()).unwrap_or("null"),
-            Body::Deferred(kept) => kept.value_text(),
+            Body::Kept(kept) => kept.value_text(),
         }
     }
 
@@ -484,7 +503,7 @@ impl CheckpointText {
     pub fn key(&self) -> &str {
         match &self.body {
             Body::Written { key, .. } => key,
-            Body::Deferred(kept) => &kept.checkpoint().key,
+            Body::Kept(kept) => &kept.checkpoint().key,
         }
     }
 
@@ -492,7 +511,7 @@ impl CheckpointText {
     pub fn version(&self) -> u64 {
         match &self.body {
             Body::Written { version, .. } => *version,
-            Body::Deferred(kept) => kept.checkpoint().version,
+            Body::Kept(kept) => kept.checkpoint().version,
         }
     }
 
@@ -500,7 +519,7 @@ impl CheckpointText {
     pub fn owner(&self) -> &Ownership {
         match &self.body {
             Body::Written { owner, .. } => owner,
-            Body::Deferred(kept) => &kept.checkpoint().owner,
+            Body::Kept(kept) => &kept.checkpoint().owner,
         }
     }
 }
@@ -575,19 +594,14 @@ impl Page<CheckpointText> {
     /// The page's JSON text (`PersistencePage<CheckpointRecord>`), its records' texts as
     /// the store answered them.
     pub fn to_text(&self) -> String {
-        let mut out = String::with_capacity(
-            32 + self
-                .items
-                .iter()
-                .map(|cp| cp.text().len() + 1)
-                .sum::<usize>(),
-        );
+        let texts: Vec<Cow<'_, str>> = self.items.iter().map(CheckpointText::text).collect();
+        let mut out = String::with_capacity(32 + texts.iter().map(|t| t.len() + 1).sum::<usize>());
         out.push_str("{\"items\":[");
-        for (i, cp) in self.items.iter().enumerate() {
+        for (i, text) in texts.iter().enumerate() {
             if i > 0 {
                 out.push(',');
             }
-            out.push_str(cp.text());
+            out.push_str(text);
         }
         out.push(']');
         if let Some(cursor) = &self.next_cursor {
