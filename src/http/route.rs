@@ -125,7 +125,7 @@ pub enum RouteError {
 
 /// Validate and normalise a `basePath`: absolute, no query or fragment, not `/`, no empty
 /// or dot segments, only URL path characters (percent escapes must be well formed), at
-/// most [`MAX_BASE_PATH_BYTES`]. One trailing `/` is dropped (`/api/` → `/api`).
+/// most `MAX_BASE_PATH_BYTES` bytes. One trailing `/` is dropped (`/api/` → `/api`).
 pub fn validate_base_path(base: &str) -> Result<String> {
     let fail = |what: &str| PrismError::type_error(format!("basePath {what}"));
     if base.len() > MAX_BASE_PATH_BYTES {
