@@ -377,21 +377,20 @@ impl Hash for dyn PositionParts + '_ {
 /// (`null` when it came as text). The value is kept once, as the text. Only a text handed
 /// with the saver's memo (the artifact service's own record) is marked `value_as_given`
 /// and keeps the memo: a saver reads such a text back as its own form, which a text the
-/// binding handed (a host's value) must never pass for.
+/// binding handed (a host's value) must never pass for. The whole text is written now
+/// only for a save that answers it (`whole`: the binding's `save_text`).
 fn written(
     mut req: SaveCheckpoint,
     existing: Option<&Checkpoint>,
     now: &str,
-    value_text: &str,
-    as_given: bool,
+    (value_text, as_given): (&str, bool),
+    whole: bool,
 ) -> Result<((KeptText, bool), Option<ValueMemo>, Value)> {
     let memo = req.memo.take().filter(|_| as_given);
     let mut cp = req.apply(existing, now)?;
     let value = std::mem::take(&mut cp.value);
-    // A saver with a memo (the artifact service) reads back only the value: the whole
-    // text is written for those that answer it.
     let given = memo.is_some();
-    Ok(((KeptText::new(cp, value_text, !given), given), memo, value))
+    Ok(((KeptText::new(cp, value_text, whole), given), memo, value))
 }
 
 fn bound(namespace: String, key: String) -> Position {
@@ -476,14 +475,16 @@ impl MemoryStore {
         crate::util::sync::lock(&self.state)
     }
 
-    /// Save; `answer` reads the stored record and its text.
+    /// Save; `answer` reads the stored entry and the value `req` held. `whole`: the
+    /// answer is the checkpoint's whole text, written at the save (see [`written`]).
     fn save_sync<T>(
         &self,
         req: SaveCheckpoint,
         value_text: Option<&str>,
+        whole: bool,
         answer: impl FnOnce(&Entry, Value) -> T,
     ) -> Result<T> {
-        match self.save_capped_sync(req, value_text, None, answer)? {
+        match self.save_capped_sync(req, value_text, whole, None, answer)? {
             Ok(out) => Ok(out),
             Err(_) => Err(PrismError::internal(
                 "memory store: an uncapped save was capped",
@@ -498,6 +499,7 @@ impl MemoryStore {
         &self,
         req: SaveCheckpoint,
         value_text: Option<&str>,
+        whole: bool,
         capped: Option<(&ListCheckpoints, u64)>,
         answer: impl FnOnce(&Entry, Value) -> T,
     ) -> Result<std::result::Result<T, u64>> {
@@ -532,7 +534,8 @@ impl MemoryStore {
             // An update: replaced in place (one lookup), moved to the end of the save
             // order under its own position (no copy of it is made; every entry has one).
             let entry = &mut st.entries[at];
-            let (kept, memo, value) = written(req, Some(entry.cp()), &now, value_text, as_given)?;
+            let (kept, memo, value) =
+                written(req, Some(entry.cp()), &now, (value_text, as_given), whole)?;
             entry.rewrite(seq, kept, memo.as_ref());
             let out = answer(entry, value);
             st.push_saved(seq, at);
@@ -549,7 +552,7 @@ impl MemoryStore {
             }
         }
         let id = id_of(&req.namespace, &req.key, owner_key.as_str().to_string());
-        let (kept, memo, value) = written(req, None, &now, value_text, as_given)?;
+        let (kept, memo, value) = written(req, None, &now, (value_text, as_given), whole)?;
         let entry = Entry::new(seq, id.clone(), kept, memo.as_ref());
         let out = answer(&entry, value);
         let at = st.entries.insert(entry);
@@ -680,7 +683,7 @@ impl MemoryStore {
 impl CheckpointStore for MemoryStore {
     fn save(&self, req: SaveCheckpoint) -> BoxFuture<'_, Result<Checkpoint>> {
         // The value as given, not read back from its text.
-        let r = self.save_sync(req, None, |entry, value| {
+        let r = self.save_sync(req, None, false, |entry, value| {
             Entry::with_value(entry.cp(), value)
         });
         Box::pin(async move { r })
@@ -691,7 +694,7 @@ impl CheckpointStore for MemoryStore {
         req: SaveCheckpoint,
         value_text: Option<String>,
     ) -> BoxFuture<'_, Result<CheckpointText>> {
-        let r = self.save_sync(req, value_text.as_deref(), |entry, _| entry.listed());
+        let r = self.save_sync(req, value_text.as_deref(), true, |entry, _| entry.listed());
         Box::pin(async move { r })
     }
 
@@ -700,7 +703,7 @@ impl CheckpointStore for MemoryStore {
         req: SaveCheckpoint,
         value_text: Option<&str>,
     ) -> BoxFuture<'_, Result<()>> {
-        let r = self.save_sync(req, value_text, |_, _| ());
+        let r = self.save_sync(req, value_text, false, |_, _| ());
         Box::pin(async move { r })
     }
 
@@ -747,11 +750,17 @@ impl CheckpointStore for MemoryStore {
         cap: u64,
     ) -> Option<BoxFuture<'_, Result<super::Capped>>> {
         let r = req.require_create().and_then(|()| {
-            self.save_capped_sync(req, value_text.as_deref(), Some((within, cap)), |_, _| ())
-                .map(|out| match out {
-                    Ok(()) => super::Capped::Saved,
-                    Err(n) => super::Capped::Full(n),
-                })
+            self.save_capped_sync(
+                req,
+                value_text.as_deref(),
+                false,
+                Some((within, cap)),
+                |_, _| (),
+            )
+            .map(|out| match out {
+                Ok(()) => super::Capped::Saved,
+                Err(n) => super::Capped::Full(n),
+            })
         });
         Some(Box::pin(async move { r }))
     }
@@ -1028,9 +1037,10 @@ mod tests {
     /// A saver's memo is kept with its text, for the MEMOS_KEPT most recent saves that
     /// came with one: older keepers drop theirs (their text stays), a save again makes a
     /// record recent again, and a plain save keeps none.
-    /// Whether its whole text is kept (a save without the saver's memo: the binding's,
-    /// which answers it) or written when asked (a save with one: the artifact service's),
-    /// a checkpoint's text is exactly serde's, in every answer.
+    /// Whether its whole text is kept (the binding's `save_text`, which answers it) or
+    /// written when asked (a save with the saver's memo: the artifact service's; a save
+    /// of a value: the work drafts'), a checkpoint's text is exactly serde's, in every
+    /// answer.
     #[tokio::test]
     async fn whole_texts_are_serdes_whether_kept_or_written_when_asked() {
         let store = MemoryStore::new(MemoryLimits::default());
@@ -1061,6 +1071,20 @@ mod tests {
             assert_eq!(page.items.len(), 1);
             assert_eq!(page.items[0].text(), serde, "{k}: listed");
         }
+        // A save of the value itself (the work drafts'): its whole text is written when
+        // asked, the value answered as given.
+        let mut req = save("n", "plain", &o, 1, value.clone());
+        req.category = Some("c".into());
+        assert_eq!(store.save(req).await.unwrap().value, value);
+        let cp = store.load(&key("n", "plain", &o)).await.unwrap().unwrap();
+        assert_eq!(cp.value, value);
+        let loaded = store
+            .load_text(&key("n", "plain", &o))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(loaded.text(), serde_json::to_string(&cp).unwrap());
+        assert_eq!(loaded.value_text(), value.to_string());
     }
 
     #[tokio::test]

@@ -268,11 +268,11 @@ struct Kept {
 
 impl KeptText {
     /// `cp` with the value whose JSON text is `value_text` (`cp.value` is dropped). With
-    /// `whole`, the checkpoint's whole text is written now (for a saver or loader that
-    /// answers it: the binding's); without it, [`CheckpointText::text`] writes it each time
-    /// it is asked for, and nothing else does (the artifact service's saves answer
-    /// nothing and its loads read only the value: issue 13, writing the whole text was
-    /// ~1.8k instructions of an `approve`).
+    /// `whole`, the checkpoint's whole text is written now (for a save that answers it:
+    /// the binding's `saveCheckpoint`); without it, [`CheckpointText::text`] writes it each
+    /// time it is asked for, and nothing else does (the artifact service's and the work
+    /// drafts' saves answer nothing or the value, and their loads read only the value:
+    /// issue 13, writing the whole text was ~1.8k instructions of an `approve`).
     pub fn new(mut cp: Checkpoint, value_text: &str, whole: bool) -> Self {
         cp.value = Value::Null;
         let (text, value) = if whole {
