@@ -723,7 +723,7 @@ impl CheckpointStore for SqliteCheckpointStore {
 
 mod conns;
 mod schema;
-use schema::open;
+use schema::{configure, open};
 
 #[cfg(test)]
 mod tests;

@@ -15,7 +15,7 @@
 //!   committed write.
 //! - The writer, too, stays awake for a moment after each batch before it sleeps.
 
-use super::{db_error, open, SqliteOptions};
+use super::{configure, db_error, open, SqliteOptions};
 use crate::error::{PrismError, Result};
 use crate::util::lane::{recv_spinning, Lane, SPIN};
 use crate::util::sync::lock;
@@ -127,9 +127,7 @@ impl Conns {
             | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX
             | rusqlite::OpenFlags::SQLITE_OPEN_URI;
         let conn = Connection::open_with_flags(&self.options.filename, flags).map_err(db_error)?;
-        conn.busy_timeout(self.options.busy_timeout)
-            .map_err(db_error)?;
-        conn.set_prepared_statement_cache_capacity(64);
+        configure(&conn, self.options.busy_timeout)?;
         Ok(conn)
     }
 

@@ -432,3 +432,54 @@ async fn reads_leave_the_calling_thread_and_load_text_answers_the_stored_text() 
     assert_eq!(cp.value, json!({ "k": "a" }));
     p.close().await.unwrap();
 }
+
+/// Every connection of a store, the writer's and each reader's, plans a listing's SQL once:
+/// binding its `LIMIT` (or anything else) to another value does not make SQLite parse and
+/// plan it again (`configure`: the query planner stability guarantee), so the statement
+/// cache saves that work on every listing and every `attach` (issue 13).
+#[test]
+fn listings_are_planned_once_per_connection_whatever_they_are_bound_to() {
+    let (_dir, opts) = temp_db();
+    let conns = conns::Conns::new(opts.clone());
+    let mut writer = open(&opts).unwrap();
+    for k in ["a", "b", "c", "d"] {
+        let texts = SaveTexts {
+            value: format!("{{\"k\":\"{k}\"}}"),
+            metadata: None,
+        };
+        save_sync(&mut writer, save(k, None), texts).unwrap();
+    }
+    let query = |limit| ListCheckpoints {
+        namespace: Some("n".into()),
+        owner: owner(),
+        limit: Some(limit),
+        ..ListCheckpoints::default()
+    };
+    let replans = |conn: &mut Connection| {
+        let mut found = Vec::new();
+        for limit in [1, 2, 3, 4, 2] {
+            let page = list_sync(conn, &query(limit), Ok).unwrap();
+            found.push(page.items.len());
+            count_sync(conn, &query(limit), u64::from(limit)).unwrap();
+        }
+        assert_eq!(found, [1, 2, 3, 4, 2], "each page as long as its limit");
+        let (sql, _) = list_sql(&query(1), None, 2);
+        let listing = conn.prepare_cached(&sql).unwrap();
+        let counting = conn
+            .prepare_cached(&format!("SELECT COUNT(*) FROM ({sql})"))
+            .unwrap();
+        let status = rusqlite::StatementStatus::RePrepare;
+        (listing.get_status(status), counting.get_status(status))
+    };
+    assert_eq!(replans(&mut writer), (0, 0), "the writer's connection");
+    // The first reader opens the file as the writer does; a second one only opens it.
+    let (first, second) = conns
+        .read(|first| {
+            let second = conns.read(|second| Ok(replans(second)))?;
+            Ok((replans(first), second))
+        })
+        .unwrap();
+    assert_eq!(first, (0, 0), "the first reader");
+    assert_eq!(second, (0, 0), "a reader opened later");
+    conns.close().unwrap();
+}
