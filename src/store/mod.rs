@@ -74,7 +74,7 @@ pub trait CheckpointStore: Send + Sync {
         &'a self,
         key: &'a CheckpointKey,
     ) -> BoxFuture<'a, crate::error::Result<Option<CheckpointText>>> {
-        Box::pin(async move { Ok(self.load(key).await?.map(|cp| CheckpointText::new(&cp))) })
+        Box::pin(async move { Ok(self.load(key).await?.map(CheckpointText::of_checkpoint)) })
     }
 
     /// `list`, each checkpoint answered as JSON text (what the binding returns): a store
@@ -88,7 +88,11 @@ pub trait CheckpointStore: Send + Sync {
         Box::pin(async move {
             let page = self.list(query).await?;
             Ok(Page {
-                items: page.items.iter().map(CheckpointText::new).collect(),
+                items: page
+                    .items
+                    .into_iter()
+                    .map(CheckpointText::of_checkpoint)
+                    .collect(),
                 next_cursor: page.next_cursor,
             })
         })
@@ -110,8 +114,8 @@ pub trait CheckpointStore: Send + Sync {
         Box::pin(async move {
             let cp = self.save(req).await?;
             Ok(match value_text {
-                Some(t) => CheckpointText::with_value_text(&cp, &t),
-                None => CheckpointText::new(&cp),
+                Some(t) => CheckpointText::of_value_text(cp, t),
+                None => CheckpointText::of_checkpoint(cp),
             })
         })
     }

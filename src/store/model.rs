@@ -219,11 +219,14 @@ impl<'de> Deserialize<'de> for Metadata {
 }
 
 /// A checkpoint as its `CheckpointRecord` JSON text (what the binding answers), with the
-/// members the artifact service reads. The memory store keeps one per record, so a load
-/// neither copies nor serializes the value (issue 13).
+/// members the artifact service reads: the checkpoint and its value's text, the whole text
+/// around the value written at once or only when asked for ([`KeptText`]). The memory
+/// store keeps one per record, so a load neither copies nor serializes the value; the
+/// other stores answer their value's text (SQLite: the row's, as read), and the artifact
+/// service, which reads only the value, never has the whole text written (issue 13).
 #[derive(Debug, Clone)]
 pub struct CheckpointText {
-    body: Body,
+    kept: KeptText,
     /// The value's text is exactly the text its saver handed to
     /// [`super::CheckpointStore::save_text`] (the memory store keeps it as given), so the
     /// saver knows its form without reading it again: the artifact service answers its
@@ -234,25 +237,10 @@ pub struct CheckpointText {
     pub memo: Option<ValueMemo>,
 }
 
-/// A [`CheckpointText`]'s text.
-#[derive(Debug, Clone)]
-enum Body {
-    /// Exactly `serde_json::to_string(&checkpoint)`, the value's text at `value` in it,
-    /// and the members read from it.
-    Written {
-        text: Arc<str>,
-        value: Range<usize>,
-        key: String,
-        version: u64,
-        owner: Ownership,
-    },
-    /// The memory store's, as it keeps it.
-    Kept(KeptText),
-}
-
-/// A checkpoint as the memory store keeps it: the checkpoint and its value's text, with
-/// the whole text around it written or not ([`KeptText::new`]). Either way the value's
-/// text is kept once, and every answer shares it.
+/// A checkpoint as the memory store keeps it (and as every [`CheckpointText`] holds it):
+/// the checkpoint and its value's text, with the whole text around it written or not
+/// ([`KeptText::new`]). Either way the value's text is kept once, and every answer shares
+/// it.
 #[derive(Debug, Clone)]
 pub struct KeptText(Arc<Kept>);
 
@@ -273,14 +261,24 @@ impl KeptText {
     /// time it is asked for, and nothing else does (the artifact service's and the work
     /// drafts' saves answer nothing or the value, and their loads read only the value:
     /// issue 13, writing the whole text was ~1.8k instructions of an `approve`).
-    pub fn new(mut cp: Checkpoint, value_text: &str, whole: bool) -> Self {
-        cp.value = Value::Null;
-        let (text, value) = if whole {
+    pub fn new(cp: Checkpoint, value_text: &str, whole: bool) -> Self {
+        if whole {
             let (text, value) = CheckpointText::write(&cp, value_text);
-            (text.into_boxed_str(), value)
+            Self::of(cp, text.into_boxed_str(), value, true)
         } else {
-            (Box::from(value_text), 0..value_text.len())
-        };
+            Self::of(cp, Box::from(value_text), 0..value_text.len(), false)
+        }
+    }
+
+    /// `cp` with the value whose JSON text is `value_text`, taken as it is (not copied);
+    /// the whole text is written only when asked for.
+    fn of_value_text(cp: Checkpoint, value_text: String) -> Self {
+        let value = 0..value_text.len();
+        Self::of(cp, value_text.into_boxed_str(), value, false)
+    }
+
+    fn of(mut cp: Checkpoint, text: Box<str>, value: Range<usize>, whole: bool) -> Self {
+        cp.value = Value::Null;
         Self(Arc::new(Kept {
             cp,
             text,
@@ -311,7 +309,7 @@ impl KeptText {
     /// As an answer: `value_as_given` and `memo` as [`CheckpointText`] says.
     pub fn answer(&self, value_as_given: bool, memo: Option<ValueMemo>) -> CheckpointText {
         CheckpointText {
-            body: Body::Kept(self.clone()),
+            kept: self.clone(),
             value_as_given,
             memo,
         }
@@ -428,26 +426,18 @@ impl PartialEq for ValueMemo {
 }
 
 impl CheckpointText {
-    /// The text of `cp` (its value serialized).
-    pub fn new(cp: &Checkpoint) -> Self {
-        Self::with_value_text(cp, &serde_json::to_string(&cp.value).unwrap_or_default())
+    /// `cp` as text (its value serialized once; the whole text written when asked for).
+    pub fn of_checkpoint(cp: Checkpoint) -> Self {
+        let value_text = serde_json::to_string(&cp.value).unwrap_or_default();
+        Self::of_value_text(cp, value_text)
     }
 
-    /// The text of `cp`, whose value serializes to `value_text`, written as serde writes
-    /// [`Checkpoint`] (members in declaration order, absent options left out).
-    pub fn with_value_text(cp: &Checkpoint, value_text: &str) -> Self {
-        let (text, value) = Self::write(cp, value_text);
-        Self {
-            body: Body::Written {
-                text: text.into(),
-                value,
-                key: cp.key.clone(),
-                version: cp.version,
-                owner: cp.owner.clone(),
-            },
-            value_as_given: false,
-            memo: None,
-        }
+    /// `cp`, whose value serializes to `value_text` (a database row's value as read, the
+    /// text its saver wrote), taken as it is; the whole text, written as serde writes
+    /// [`Checkpoint`] (members in declaration order, absent options left out), only when
+    /// asked for ([`Self::text`]).
+    pub fn of_value_text(cp: Checkpoint, value_text: String) -> Self {
+        KeptText::of_value_text(cp, value_text).answer(false, None)
     }
 
     /// The text of `cp` with `value_text` as its value, and where the value sits in it.
@@ -483,44 +473,30 @@ impl CheckpointText {
         (out, value)
     }
 
-    /// Exactly `serde_json::to_string(&checkpoint)` (what the binding answers).
+    /// Exactly `serde_json::to_string(&checkpoint)` (what the binding answers): as kept,
+    /// or written now.
     pub fn text(&self) -> Cow<'_, str> {
-        match &self.body {
-            Body::Written { text, .. } => Cow::Borrowed(text),
-            Body::Kept(kept) => kept.text(),
-        }
+        self.kept.text()
     }
 
     /// The value's JSON text.
     pub fn value_text(&self) -> &str {
-        match &self.body {
-            Body::Written { text, value, .. } => text.get(value.clone()).unwrap_or("null"),
-            Body::Kept(kept) => kept.value_text(),
-        }
+        self.kept.value_text()
     }
 
     /// The checkpoint's key.
     pub fn key(&self) -> &str {
-        match &self.body {
-            Body::Written { key, .. } => key,
-            Body::Kept(kept) => &kept.checkpoint().key,
-        }
+        &self.kept.checkpoint().key
     }
 
     /// The checkpoint's version.
     pub fn version(&self) -> u64 {
-        match &self.body {
-            Body::Written { version, .. } => *version,
-            Body::Kept(kept) => kept.checkpoint().version,
-        }
+        self.kept.checkpoint().version
     }
 
     /// The checkpoint's owner.
     pub fn owner(&self) -> &Ownership {
-        match &self.body {
-            Body::Written { owner, .. } => owner,
-            Body::Kept(kept) => &kept.checkpoint().owner,
-        }
+        &self.kept.checkpoint().owner
     }
 }
 
@@ -932,7 +908,7 @@ mod tests {
                             updated_at: "u".into(),
                             metadata,
                         };
-                        let t = CheckpointText::new(&cp);
+                        let t = CheckpointText::of_checkpoint(cp.clone());
                         assert_eq!(t.text(), serde_json::to_string(&cp).unwrap());
                         assert_eq!(t.value_text(), cp.value.to_string());
                         assert_eq!(

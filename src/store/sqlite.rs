@@ -407,7 +407,7 @@ fn load_text_sync(conn: &mut Connection, k: &CheckpointKey) -> Result<Option<Che
 fn as_text(raw: RawRow) -> Result<CheckpointText> {
     serde_json::from_str::<serde::de::IgnoredAny>(&raw.value).map_err(malformed)?;
     let (cp, value) = with_metadata(raw)?;
-    Ok(CheckpointText::with_value_text(&cp, &value))
+    Ok(CheckpointText::of_value_text(cp, value))
 }
 
 /// The `WHERE … ORDER BY … LIMIT` of a listing, with its parameters.
@@ -627,7 +627,7 @@ impl CheckpointStore for SqliteCheckpointStore {
     ) -> BoxFuture<'_, Result<CheckpointText>> {
         Box::pin(async move {
             let (cp, value) = with_metadata(self.save_row(req, value_text).await?)?;
-            Ok(CheckpointText::with_value_text(&cp, &value))
+            Ok(CheckpointText::of_value_text(cp, value))
         })
     }
 
