@@ -104,3 +104,26 @@ test('an operation that answers slower than AWAKE_MS stops keeping the loop awak
   })
   assert.ok(two <= 1, `two outstanding calls scheduled ${two} awake turns`)
 })
+
+test('an operation measured slow is measured again after 15 calls that slept: 4 calls in a row with the loop awake', async () => {
+  const svc = createArtifactService(slowStore(5), { redactor: createSecretRedactor([]), linkSecret: LINK_SECRET })
+  const rec = await svc.attach({ ownership, threadId: 'th', id: 'a1', uri: 'https://blob.example/a1', mime: 'text/markdown', hash: 'sha256:1' })
+  // Per call, whether it kept the loop awake.
+  const awakeOf = async (n) => {
+    const out = []
+    for (let i = 0; i < n; i++) {
+      out.push((await awakeTurns(async () => assert.equal((await svc.get({ ownership, threadId: 'th', artifactId: rec.id })).id, rec.id))) > 0)
+    }
+    return out
+  }
+  const run = (awake, n) => Array.from({ length: n }, () => awake)
+  // The first call is measured with the loop awake (5 ms: slow); the 15 after it sleep;
+  // then 4 in a row stay awake to measure again (an operation that got faster is seen
+  // again); still slow, the 15 after them sleep, and so on.
+  assert.deepEqual(await awakeOf(1), [true], 'the first call stays awake')
+  assert.deepEqual(await awakeOf(15), run(false, 15), 'the 15 calls after a measured slow one sleep')
+  for (let round = 0; round < 2; round++) {
+    assert.deepEqual(await awakeOf(4), run(true, 4), `round ${round}: 4 calls stay awake to measure again`)
+    assert.deepEqual(await awakeOf(15), run(false, 15), `round ${round}: still slow, the next 15 sleep`)
+  }
+})

@@ -10,7 +10,7 @@
 // sees redacted data.
 
 const native = require('./native.js')
-const { invoke, callPort, startCall } = require('./calls.js')
+const { invoke, callTimes, callPort, startCall } = require('./calls.js')
 const { ArtifactError, callNative, toJson, typeError, describe, isObject, isOurs } = require('./errors.js')
 const { entryPoint, fromCaller, boundedJson } = require('./input.js')
 const { toStoreHandle } = require('./store.js')
@@ -108,7 +108,7 @@ function buildService(store, options) {
   const host = hostRedactor && hostRedaction(hostRedactor, invalidInput)
   const target = handle.callTarget()
   // How long each operation's calls take lately (js/calls.js's `invoke`).
-  const took = new Float64Array(OPERATIONS.length)
+  const took = callTimes(OPERATIONS.length)
 
   /**
    * The request's JSON text and signal; a promise of them with a host redactor.

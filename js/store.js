@@ -11,7 +11,7 @@
 // functions, and the artifact service's AbortSignal reaches it as `signal`.
 
 const native = require('./native.js')
-const { invoke, callPort, startCall } = require('./calls.js')
+const { invoke, callTimes, callPort, startCall } = require('./calls.js')
 const { ArtifactError, CheckpointConflictError, callNative, toJson, typeError, rangeError, describe, isObject } = require('./errors.js')
 const { entryPoint, boundedJson } = require('./input.js')
 
@@ -94,7 +94,7 @@ const DELETE = 3
 function wrapHandle(handle) {
   const target = handle.callTarget(callPort())
   // How long each operation's calls take lately (js/calls.js's `invoke`).
-  const took = new Float64Array(METHODS.length)
+  const took = callTimes(METHODS.length)
   // `method(input)` → its input's JSON text (a failure rejects). A call that finished on
   // this thread answers its text itself: no promise to wait on.
   /**
