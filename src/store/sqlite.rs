@@ -221,8 +221,8 @@ impl SqlitePersistence {
     }
 }
 
-/// Run `f` on a reader connection on tokio's blocking pool, never on the calling
-/// (JavaScript) thread.
+/// Run `f` on a reader connection on a reader lane, never on the calling (JavaScript)
+/// thread.
 async fn read<T, F>(shared: &Arc<Shared>, f: F) -> Result<T>
 where
     T: Send + 'static,
@@ -238,7 +238,9 @@ where
             let _ = tx.send(conns.read(f));
         })
     };
-    if let Err(job) = shared.conns.lane.try_run(Box::new(job)) {
+    // A lane that could not start (or is stopped: the read then reports the closed
+    // persistence) gives the job back; tokio's blocking pool runs it.
+    if let Err(job) = shared.conns.lanes.try_run(Box::new(job)) {
         drop(tokio::task::spawn_blocking(job));
     }
     let out = rx.await;

@@ -8,16 +8,18 @@
 //!   back to its savepoint, writes nothing and reports its own error; the others commit.
 //!   No caller hears of success before the commit that made its write durable returned;
 //!   when that commit fails, every write of the batch reports the failure.
-//! - **Reads** run over a small pool of reader connections: on the lane thread when it is
-//!   free ([`crate::util::lane`]: it stays awake for a moment after each read, so a read
-//!   that follows closely does not pay a thread wake-up), else on tokio's blocking pool,
-//!   in parallel. In WAL mode they never queue behind the writer, and they see every
+//! - **Reads** run over a small pool of reader connections, on reader lanes
+//!   ([`crate::util::lane`]): as many threads as the machine has cores beyond the
+//!   JavaScript thread and the writer (at least one), each read going to the lane that
+//!   holds the fewest, waiting behind another read only when every lane is busy. A lane
+//!   stays awake for a moment after each read, so a read that follows closely does not pay
+//!   a thread wake-up. In WAL mode reads never queue behind the writer, and they see every
 //!   committed write.
 //! - The writer, too, stays awake for a moment after each batch before it sleeps.
 
 use super::{configure, db_error, open, SqliteOptions};
 use crate::error::{PrismError, Result};
-use crate::util::lane::{recv_spinning, Lane, SPIN};
+use crate::util::lane::{recv_spinning, Lanes, SPIN};
 use crate::util::sync::lock;
 use rusqlite::Connection;
 use std::sync::mpsc;
@@ -33,8 +35,11 @@ type Job =
 
 /// Most writes one transaction takes.
 const MAX_BATCH: usize = 256;
-/// Reader connections kept open for reuse.
+/// Reader connections kept open for reuse (also the most reader lanes).
 const MAX_IDLE_READERS: usize = 8;
+/// Threads that keep a core of their own besides the reader lanes: JavaScript's and the
+/// writer.
+const BUSY_THREADS: usize = 2;
 
 pub(super) struct Conns {
     options: SqliteOptions,
@@ -44,9 +49,9 @@ pub(super) struct Conns {
     /// Set once a connection opened the file fully (WAL, schema): later readers skip that.
     ready: std::sync::atomic::AtomicBool,
     closed: Mutex<bool>,
-    /// Where reads run first: one thread that stays awake for a moment after each read
-    /// (see [`crate::util::lane`]); a read that finds it busy runs on tokio's blocking pool.
-    pub(super) lane: Lane,
+    /// Where reads run: threads that stay awake for a moment after each read (see
+    /// [`crate::util::lane`]).
+    pub(super) lanes: Lanes,
 }
 
 impl Conns {
@@ -57,7 +62,7 @@ impl Conns {
             readers: Mutex::new(Vec::new()),
             ready: std::sync::atomic::AtomicBool::new(false),
             closed: Mutex::new(false),
-            lane: Lane::new("prism-sqlite-reader"),
+            lanes: Lanes::spare_cores("prism-sqlite-reader", BUSY_THREADS, MAX_IDLE_READERS),
         }
     }
 
@@ -134,7 +139,7 @@ impl Conns {
     /// Stop the writer once it drained its queue, close every connection (blocking).
     pub(super) fn close(&self) -> Result<()> {
         *lock(&self.closed) = true;
-        self.lane.stop();
+        self.lanes.stop();
         let writer = lock(&self.writer).take();
         if let Some((send, thread)) = writer {
             drop(send);
