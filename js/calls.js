@@ -44,8 +44,9 @@ function settle(token, ok, text) {
   calls.delete(token)
   if (call.took && call.timed) {
     const ms = performance.now() - call.started
-    const before = call.took[3 * call.op]
-    call.took[3 * call.op] = before === 0 ? ms : call.probe ? Math.min(before, ms) : 0.75 * before + 0.25 * ms
+    const at = SLOTS * call.op + TIME
+    const before = call.took[at]
+    call.took[at] = before === 0 ? ms : call.probe ? Math.min(before, ms) : 0.75 * before + 0.25 * ms
   }
   if (ok) call.resolve(text)
   else call.reject(translate(new Error(text)))
@@ -97,6 +98,12 @@ function done(token, ok, text) {
   scheduleNextTurn()
 }
 
+// The slots of one operation in a `callTimes` record.
+const TIME = 0
+const ASLEEP = 1
+const PROBE_LEFT = 2
+const SLOTS = 3
+
 /**
  * A record of how long the calls of `n` operations take, for `invoke`: per operation, how
  * long its calls that left this thread took lately with the event loop awake for them (ms,
@@ -106,7 +113,7 @@ function done(token, ok, text) {
  * @returns {Float64Array}
  */
 function callTimes(n) {
-  return new Float64Array(3 * n)
+  return new Float64Array(SLOTS * n)
 }
 
 /**
@@ -141,21 +148,21 @@ function invoke(start, took, op = 0) {
   )
   calls.set(token, call)
   if (took !== undefined && calls.size === 1) {
-    const at = 3 * op
-    if (took[at] >= AWAKE_MS && took[at + 2] === 0 && took[at + 1] + 1 >= PROBE_EVERY) {
+    const at = SLOTS * op
+    if (took[at + TIME] >= AWAKE_MS && took[at + PROBE_LEFT] === 0 && took[at + ASLEEP] + 1 >= PROBE_EVERY) {
       // A probe measures afresh: what was measured before the calls that slept is stale.
-      took[at] = 0
-      took[at + 2] = PROBE_CALLS
+      took[at + TIME] = 0
+      took[at + PROBE_LEFT] = PROBE_CALLS
     }
-    if (took[at + 2] > 0) {
-      took[at + 2]--
+    if (took[at + PROBE_LEFT] > 0) {
+      took[at + PROBE_LEFT]--
       call.probe = true
     }
-    if (call.probe || took[at] < AWAKE_MS) {
-      took[at + 1] = 0
+    if (call.probe || took[at + TIME] < AWAKE_MS) {
+      took[at + ASLEEP] = 0
       call.timed = true
       stayAwake(started)
-    } else took[at + 1]++
+    } else took[at + ASLEEP]++
   }
   return pending
 }
