@@ -17,6 +17,8 @@ struct MemStore {
     inner: MemoryStore,
     fail_saves: AtomicBool,
     saves: AtomicU64,
+    /// Loads still to hold at the gate, and the gate ([`MemStore::hold_loads`]).
+    load_gate: std::sync::Mutex<(usize, Option<Arc<tokio::sync::Barrier>>)>,
 }
 
 impl Default for MemStore {
@@ -25,11 +27,28 @@ impl Default for MemStore {
             inner: MemoryStore::new(MemoryLimits::default()),
             fail_saves: AtomicBool::new(false),
             saves: AtomicU64::new(0),
+            load_gate: std::sync::Mutex::new((0, None)),
         }
     }
 }
 
 impl MemStore {
+    /// The next `n` loads wait for each other: all of them read before any goes on.
+    fn hold_loads(&self, n: usize) {
+        *crate::util::sync::lock(&self.load_gate) =
+            (n, Some(Arc::new(tokio::sync::Barrier::new(n))));
+    }
+
+    /// The gate, when this load is one of those held.
+    fn gate(&self) -> Option<Arc<tokio::sync::Barrier>> {
+        let mut gate = crate::util::sync::lock(&self.load_gate);
+        if gate.0 == 0 {
+            return None;
+        }
+        gate.0 -= 1;
+        gate.1.clone()
+    }
+
     /// Every checkpoint, in listing order.
     fn all(&self) -> Vec<Checkpoint> {
         let page = futures_now(self.inner.list(ListCheckpoints {
@@ -72,7 +91,11 @@ impl CheckpointStore for MemStore {
     fn load<'a>(&'a self, key: &'a CheckpointKey) -> BoxFuture<'a, Result<Option<Checkpoint>>> {
         Box::pin(async move {
             tokio::task::yield_now().await;
-            self.inner.load(key).await
+            let out = self.inner.load(key).await;
+            if let Some(gate) = self.gate() {
+                gate.wait().await;
+            }
+            out
         })
     }
     fn list(&self, q: ListCheckpoints) -> BoxFuture<'_, Result<Page<Checkpoint>>> {
@@ -588,12 +611,15 @@ async fn conflicts_are_retryable_and_a_throw_before_commit_persists_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_reviewers_never_lose_or_duplicate_decisions() {
-    let (_, svc) = service_with(json!({ "recordBytes": 65536 }), &[]);
+    let (store, svc) = service_with(json!({ "recordBytes": 65536 }), &[]);
     let svc = Arc::new(svc);
     attach(&svc, "a").await;
     for n in 2..=32 {
         revise(&svc, "a", n).await.unwrap();
     }
+    // Every reviewer's first load reads the same record before any of them saves, so
+    // they race whatever the machine's scheduling (all but one lose their first CAS).
+    store.hold_loads(32);
     let mut tasks = Vec::new();
     for v in 1..=32u64 {
         let svc = svc.clone();
@@ -637,7 +663,10 @@ async fn concurrent_reviewers_never_lose_or_duplicate_decisions() {
         );
     }
     assert_eq!(rec["lastValidatedVersion"], 32);
-    assert!(conflicts > 0, "the test must actually race");
+    assert!(
+        conflicts >= 31,
+        "every reviewer but one lost its first race: {conflicts}"
+    );
 }
 
 #[tokio::test]
