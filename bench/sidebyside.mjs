@@ -229,26 +229,39 @@ async function cycles(svc, n) {
   return { ms: median(ms), p99 }
 }
 
-/** 32 reviewers, each attaching and approving its own artifacts: ops (attach or approve) per second. */
+/**
+ * One round of 32 reviewers, each attaching and approving its own artifacts: ops (attach or
+ * approve) per second, the p99 event-loop delay, and the CPU time this process spent per
+ * op on all its threads (`cpuUs`; a database server's processes are not counted).
+ */
+async function reviewersRound(svc, perReviewer) {
+  seq++
+  const tag = `r${seq}`
+  const cpu = process.cpuUsage()
+  const t = await timed(() =>
+    Promise.all(
+      Array.from({ length: REVIEWERS }, async (_, w) => {
+        for (let i = 0; i < perReviewer; i++) {
+          const threadId = `${tag}-${w}-${Math.floor(i / 40)}`
+          const rec = await svc.attach(attachInput(threadId, `a${i}`))
+          await svc.approve({ ownership, threadId, artifactId: rec.id, version: 1, reviewer: `user:r${w}` })
+        }
+      }),
+    ),
+  )
+  const used = process.cpuUsage(cpu)
+  const ops = REVIEWERS * perReviewer * 2
+  return { perSec: (ops * 1000) / t.ms, p99: t.p99, cpuUs: (used.user + used.system) / ops }
+}
+
+/** Three rounds of 32 reviewers: the median rate, the worst p99. */
 async function reviewers(svc, perReviewer) {
   const rates = []
   let p99 = NaN
   for (let r = 0; r < 3; r++) {
-    seq++
-    const tag = `r${seq}`
-    const t = await timed(() =>
-      Promise.all(
-        Array.from({ length: REVIEWERS }, async (_, w) => {
-          for (let i = 0; i < perReviewer; i++) {
-            const threadId = `${tag}-${w}-${Math.floor(i / 40)}`
-            const rec = await svc.attach(attachInput(threadId, `a${i}`))
-            await svc.approve({ ownership, threadId, artifactId: rec.id, version: 1, reviewer: `user:r${w}` })
-          }
-        }),
-      ),
-    )
-    rates.push((REVIEWERS * perReviewer * 2 * 1000) / t.ms)
-    p99 = worseDelay(p99, t.p99)
+    const round = await reviewersRound(svc, perReviewer)
+    rates.push(round.perSec)
+    p99 = worseDelay(p99, round.p99)
   }
   return { perSec: median(rates), p99 }
 }
@@ -337,6 +350,45 @@ async function pairedRows(impls, open, n, passes) {
   return out
 }
 
+/**
+ * The 32-reviewer rounds once more, each implementation's rounds alternating with the
+ * others' (the order turned every round) on stores opened for them and warmed by one
+ * unmeasured round, as `pairedRows` does
+ * for single calls: a round takes tens of milliseconds, a slow phase of the machine
+ * seconds, so it lands on every side. Per implementation: the median rate, and the
+ * median over the rounds of ours over that implementation's rate in the same round
+ * (`paired`: how many times ours beats it), and the median CPU time per op (`cpuUs`).
+ */
+async function pairedReviewers(impls, open, perReviewer, passes) {
+  const rates = impls.map(() => [])
+  const cpu = impls.map(() => [])
+  for (let pass = 0; pass < passes; pass++) {
+    const opened = []
+    try {
+      const services = []
+      for (const impl of impls) {
+        const { store, close } = await open(impl)
+        opened.push(close)
+        const svc = impl.service(store)
+        // Unmeasured: the store's first writes (connections, statements) and a warm pool.
+        await reviewersRound(svc, perReviewer)
+        services.push(svc)
+      }
+      for (let k = 0; k < 5; k++) {
+        const order = services.map((_, j) => ((pass + k) % 2 === 0 ? j : services.length - 1 - j))
+        for (const j of order) {
+          const round = await reviewersRound(services[j], perReviewer)
+          rates[j].push(round.perSec)
+          cpu[j].push(round.cpuUs)
+        }
+      }
+    } finally {
+      for (const close of opened) await close()
+    }
+  }
+  return rates.map((xs, j) => ({ perSec: median(xs), paired: median(xs.map((x, k) => rates[0][k] / x)), cpuUs: median(cpu[j]) }))
+}
+
 /** Measured passes of one implementation: per figure, the median over the passes (p99: the worst). */
 function combine(passes) {
   const pick = (f) => median(passes.map(f))
@@ -369,13 +421,17 @@ function line(label, a, refs, unit, better, target) {
   console.log(text)
 }
 
-/** A row measured in pairs: ours, then per other implementation its median and `x` its paired ratio. */
-function pairedLine(label, impls, sides, target) {
-  let text = `${label.padEnd(44)} ${fmt(sides[0].us, 1).padStart(8)} µs`
+/**
+ * A figure measured in pairs: ours, then per other implementation its median and `x` its
+ * paired ratio (how many times ours beats it). `value` picks the figure of a side: µs per
+ * call (the default) or, with `unit` 'ops/s', its rate.
+ */
+function pairedLine(label, impls, sides, target, unit = 'µs', value = (side) => side.us) {
+  let text = `${label.padEnd(44)} ${fmt(value(sides[0]), 1).padStart(8)} ${unit}`
   for (let j = 1; j < impls.length; j++) {
-    const { us, paired: ratio } = sides[j]
+    const ratio = sides[j].paired
     const verdict = target === undefined || impls[j].name !== 'reference' ? '' : ` (target x${target}: ${ratio >= target ? 'met' : 'NOT met'})`
-    text += ` | ${impls[j].name} ${fmt(us, 1)} µs x${fmt(ratio, 2)}${verdict}`
+    text += ` | ${impls[j].name} ${fmt(value(sides[j]), 1)} ${unit} x${fmt(ratio, 2)}${verdict}`
   }
   console.log(text)
 }
@@ -435,7 +491,13 @@ export default async function sideBySide() {
         }
       }
       for (const [impl, passes] of runs) results[`${impl.name}/${kind}`] = combine(passes)
-      if (measured.length > 1) paired[kind] = { impls: measured, rows: await pairedRows(measured, open, sizes.single, PASSES) }
+      if (measured.length > 1) {
+        paired[kind] = {
+          impls: measured,
+          rows: await pairedRows(measured, open, sizes.single, PASSES),
+          reviewers: await pairedReviewers(measured, open, sizes.perReviewer, PASSES),
+        }
+      }
     }
     const record = await (async () => {
       const { store } = impls[0].memory()
@@ -446,7 +508,7 @@ export default async function sideBySide() {
     const floor = await mapFloor(record, 20000)
     console.log('\n### reference-style workload (x = times faster than the reference; µs per call, sequential)')
     if (Object.keys(paired).length > 0) {
-      console.log(`(single calls: each implementation's batches alternating, ${3 * PASSES} rounds; µs = the median batch, x = the median over the rounds of the reference's batch over ours in the same round)`)
+      console.log(`(single calls: each implementation's batches alternating, ${3 * PASSES} rounds; µs = the median batch, x = the median over the rounds of the reference's batch over ours in the same round; 32 reviewers likewise, ${5 * PASSES} rounds alternating: ops/s = the median round, x = the median of ours over theirs in the same round)`)
     }
     for (const [kind] of kinds) {
       const o = results[`prism-review/${kind}`]
@@ -458,7 +520,15 @@ export default async function sideBySide() {
         else line(`${name} (${kind})`, o.rows[name].us, refs.map(([n, r]) => [n, r?.rows[name].us]), 'µs', 'lower', single)
       }
       line(`cycle attach→revise→approve→get (${kind})`, o.cyc.ms * 1000, refs.map(([n, r]) => [n, r && r.cyc.ms * 1000]), 'µs', 'lower', single)
-      line(`${REVIEWERS} reviewers attach+approve (${kind})`, o.rev.perSec, refs.map(([n, r]) => [n, r?.rev.perSec]), 'ops/s', 'higher', kind === 'sqlite' ? 3 : undefined)
+      const target = kind === 'sqlite' ? 3 : undefined
+      if (pairs) {
+        pairedLine(`${REVIEWERS} reviewers attach+approve (${kind})`, pairs.impls, pairs.reviewers, target, 'ops/s', (side) => side.perSec)
+        const [own, ...others] = pairs.reviewers
+        const cpuOf = others.map((side, j) => ` | ${pairs.impls[j + 1].name} ${fmt(side.cpuUs, 1)} µs x${fmt(side.cpuUs / own.cpuUs, 2)}`).join('')
+        const server = kind === 'postgresql' ? '; the server\'s processes not counted' : ''
+        console.log(`${`  CPU per op, all threads (${kind})`.padEnd(44)} ${fmt(own.cpuUs, 1).padStart(8)} µs${cpuOf}  (median round${server})`)
+      }
+      else line(`${REVIEWERS} reviewers attach+approve (${kind})`, o.rev.perSec, refs.map(([n, r]) => [n, r?.rev.perSec]), 'ops/s', 'higher', target)
       // The target's figure: the p99 over each pass's whole workload (the worst pass decides).
       const { worst, samples } = o.loop
       const verdict = Number.isNaN(worst) ? 'nothing to measure' : worst < 1 ? 'met' : 'NOT met'
