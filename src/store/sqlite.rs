@@ -1,7 +1,7 @@
 //! SQLite persistence (rusqlite, bundled SQLite): one WAL-mode database file, one table
 //! keyed by `(namespace, key, owner_key)` (the owner scopes every key; see `super`).
 //! Writes go to one writer thread (group commit), reads to a pool of reader connections
-//! on tokio's blocking pool ([`conns`]); no statement runs on the JavaScript thread.
+//! on reader lanes ([`conns`]); no statement runs on the JavaScript thread.
 //! SQLite's locking (with a busy timeout) serialises processes.
 //!
 //! - A save is one statement: `INSERT … ON CONFLICT DO NOTHING` (create only), `UPDATE …

@@ -101,7 +101,8 @@ impl Conns {
         Ok(rx)
     }
 
-    /// Run `f` on a reader connection (blocking: call from the blocking pool).
+    /// Run `f` on a reader connection (blocking: call it on a reader lane, or on tokio's
+    /// blocking pool when no lane thread could start).
     pub(super) fn read<T>(&self, f: impl FnOnce(&mut Connection) -> Result<T>) -> Result<T> {
         if *lock(&self.closed) {
             return Err(Self::closed_error());
