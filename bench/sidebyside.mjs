@@ -309,6 +309,28 @@ async function measureKind(impl, kind, open, sizes, stalls = false) {
 }
 
 /**
+ * Open a store for each implementation, make each side of it (`side(impl, store)`), run
+ * `measure(sides)`, then close every store opened, whatever happened.
+ */
+async function onOpenStores(impls, open, side, measure) {
+  const opened = []
+  try {
+    const sides = []
+    for (const impl of impls) {
+      const { store, close } = await open(impl)
+      opened.push(close)
+      sides.push(await side(impl, store))
+    }
+    await measure(sides)
+  } finally {
+    for (const close of opened) await close()
+  }
+}
+
+/** The order `n` implementations take their turns in round `turn`: forwards, then backwards, alternately. */
+const turnOrder = (n, turn) => Array.from({ length: n }, (_, j) => (turn % 2 === 0 ? j : n - 1 - j))
+
+/**
  * The single-call rows once more, each implementation's batches alternating with the
  * others' (the order turned every round), so that a slow phase of the shared machine lands
  * on every side: it lasts seconds (issue 13 saw one process's `approve` batches go from 11
@@ -323,24 +345,14 @@ async function pairedRows(impls, open, n, passes) {
   const batches = {}
   for (let pass = 0; pass < passes; pass++) {
     for (const rowsOf of [singleRows, otherRows]) {
-      const opened = []
-      try {
-        const sides = []
-        for (const impl of impls) {
-          const { store, close } = await open(impl)
-          opened.push(close)
-          sides.push(rowsOf(impl.service(store), store, n))
-        }
+      await onOpenStores(impls, open, (impl, store) => rowsOf(impl.service(store), store, n), async (sides) => {
         for (const name of Object.keys(sides[0])) {
           batches[name] ??= sides.map(() => [])
           for (let k = 0; k < 3; k++) {
-            const order = sides.map((_, j) => ((pass + k) % 2 === 0 ? j : sides.length - 1 - j))
-            for (const j of order) batches[name][j].push((await batch(sides[j][name])).us)
+            for (const j of turnOrder(sides.length, pass + k)) batches[name][j].push((await batch(sides[j][name])).us)
           }
         }
-      } finally {
-        for (const close of opened) await close()
-      }
+      })
     }
   }
   const out = {}
@@ -353,8 +365,7 @@ async function pairedRows(impls, open, n, passes) {
 /**
  * The 32-reviewer rounds once more, each implementation's rounds alternating with the
  * others' (the order turned every round) on stores opened for them and warmed by one
- * unmeasured round, as `pairedRows` does
- * for single calls: a round takes tens of milliseconds, a slow phase of the machine
+ * unmeasured round, as `pairedRows` does for single calls: a round takes tens of milliseconds, a slow phase of the machine
  * seconds, so it lands on every side. Per implementation: the median rate, and the
  * median over the rounds of ours over that implementation's rate in the same round
  * (`paired`: how many times ours beats it), and the median CPU time per op (`cpuUs`).
@@ -363,28 +374,21 @@ async function pairedReviewers(impls, open, perReviewer, passes) {
   const rates = impls.map(() => [])
   const cpu = impls.map(() => [])
   for (let pass = 0; pass < passes; pass++) {
-    const opened = []
-    try {
-      const services = []
-      for (const impl of impls) {
-        const { store, close } = await open(impl)
-        opened.push(close)
-        const svc = impl.service(store)
-        // Unmeasured: the store's first writes (connections, statements) and a warm pool.
-        await reviewersRound(svc, perReviewer)
-        services.push(svc)
-      }
+    const warmed = async (impl, store) => {
+      const svc = impl.service(store)
+      // Unmeasured: the store's first writes (connections, statements) and a warm pool.
+      await reviewersRound(svc, perReviewer)
+      return svc
+    }
+    await onOpenStores(impls, open, warmed, async (services) => {
       for (let k = 0; k < 5; k++) {
-        const order = services.map((_, j) => ((pass + k) % 2 === 0 ? j : services.length - 1 - j))
-        for (const j of order) {
+        for (const j of turnOrder(services.length, pass + k)) {
           const round = await reviewersRound(services[j], perReviewer)
           rates[j].push(round.perSec)
           cpu[j].push(round.cpuUs)
         }
       }
-    } finally {
-      for (const close of opened) await close()
-    }
+    })
   }
   return rates.map((xs, j) => ({ perSec: median(xs), paired: median(xs.map((x, k) => rates[0][k] / x)), cpuUs: median(cpu[j]) }))
 }
