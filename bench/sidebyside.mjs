@@ -365,10 +365,11 @@ async function pairedRows(impls, open, n, passes) {
 /**
  * The 32-reviewer rounds once more, each implementation's rounds alternating with the
  * others' (the order turned every round) on stores opened for them and warmed by one
- * unmeasured round, as `pairedRows` does for single calls: a round takes tens of milliseconds, a slow phase of the machine
- * seconds, so it lands on every side. Per implementation: the median rate, and the
- * median over the rounds of ours over that implementation's rate in the same round
- * (`paired`: how many times ours beats it), and the median CPU time per op (`cpuUs`).
+ * unmeasured round, as `pairedRows` does for single calls: a round takes tens of
+ * milliseconds, a slow phase of the machine seconds, so it lands on every side. Per
+ * implementation: the median rate, the median over the rounds of ours over that
+ * implementation's rate in the same round (`paired`: how many times ours beats it), and
+ * the median CPU time per op (`cpuUs`).
  */
 async function pairedReviewers(impls, open, perReviewer, passes) {
   const rates = impls.map(() => [])
@@ -531,8 +532,7 @@ export default async function sideBySide() {
         const cpuOf = others.map((side, j) => ` | ${pairs.impls[j + 1].name} ${fmt(side.cpuUs, 1)} µs x${fmt(side.cpuUs / own.cpuUs, 2)}`).join('')
         const server = kind === 'postgresql' ? '; the server\'s processes not counted' : ''
         console.log(`${`  CPU per op, all threads (${kind})`.padEnd(44)} ${fmt(own.cpuUs, 1).padStart(8)} µs${cpuOf}  (median round${server})`)
-      }
-      else line(`${REVIEWERS} reviewers attach+approve (${kind})`, o.rev.perSec, refs.map(([n, r]) => [n, r?.rev.perSec]), 'ops/s', 'higher', target)
+      } else line(`${REVIEWERS} reviewers attach+approve (${kind})`, o.rev.perSec, refs.map(([n, r]) => [n, r?.rev.perSec]), 'ops/s', 'higher', target)
       // The target's figure: the p99 over each pass's whole workload (the worst pass decides).
       const { worst, samples } = o.loop
       const verdict = Number.isNaN(worst) ? 'nothing to measure' : worst < 1 ? 'met' : 'NOT met'
