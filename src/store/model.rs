@@ -531,7 +531,7 @@ pub struct CheckpointKey {
 }
 
 /// Listing order: by `(namespace, key, owner)`, ascending or descending.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Order {
     #[default]

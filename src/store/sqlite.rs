@@ -31,6 +31,9 @@ use crate::util::caps::{self, Cap};
 use crate::util::time::now_iso;
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, params_from_iter, Connection, ErrorCode, OptionalExtension, Row};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
@@ -412,72 +415,158 @@ fn as_text(raw: RawRow) -> Result<CheckpointText> {
     Ok(CheckpointText::of_value_text(cp, value))
 }
 
-/// The `WHERE … ORDER BY … LIMIT` of a listing, with its parameters.
-fn list_sql(q: &ListCheckpoints, after: Option<&Position>, fetch: i64) -> (String, Vec<SqlValue>) {
-    let mut sql = format!("SELECT {COLUMNS} FROM prism_checkpoints WHERE 1 = 1");
+/// A listing's `SELECT {COLUMNS} … WHERE … ORDER BY … LIMIT`, with its parameters.
+fn list_sql(q: &ListCheckpoints, after: Option<&Position>, fetch: i64) -> (Rc<str>, Vec<SqlValue>) {
+    selecting(Selected::Rows, q, after, fetch)
+}
+
+/// How many rows the listing of `q` (from `after`) holds, counting at most `stop`. The
+/// counted rows select no column: SQLite would otherwise decode every column of each row
+/// it counts, the value's text too (issue 13: `attach` counts its thread on the writer,
+/// inside the group commit).
+fn count_sql(q: &ListCheckpoints, after: Option<&Position>, stop: i64) -> (Rc<str>, Vec<SqlValue>) {
+    selecting(Selected::Count, q, after, stop)
+}
+
+/// What a listing's statement answers: its rows' columns, or how many rows there are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Selected {
+    Rows,
+    Count,
+}
+
+/// What a listing's SQL text depends on: which clauses it has, not what they are bound
+/// to. Equal shapes have equal texts, so each thread writes a shape's text once (issue
+/// 13: writing it on every call was about half of `attach`'s count on the writer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct Shape {
+    selected: Selected,
+    namespace: bool,
+    prefix: bool,
+    upper: bool,
+    /// `Some(members present)` when the owner's members are matched one by one, `None`
+    /// for the exact owner (`owner_key`).
+    members: Option<[bool; 3]>,
+    categories: bool,
+    order: Order,
+    after: bool,
+}
+
+thread_local! {
+    /// This thread's listing texts by shape (at most a few hundred shapes exist).
+    static LISTING_SQL: RefCell<HashMap<Shape, Rc<str>>> = RefCell::new(HashMap::new());
+}
+
+/// The statement's text (of this thread's cache) and its parameters, in order.
+fn selecting(
+    selected: Selected,
+    q: &ListCheckpoints,
+    after: Option<&Position>,
+    fetch: i64,
+) -> (Rc<str>, Vec<SqlValue>) {
     let mut p: Vec<SqlValue> = Vec::new();
-    let mut add = |sql: &mut String, clause: &str, v: SqlValue| {
-        p.push(v);
-        sql.push_str(&clause.replace('?', &format!("?{}", p.len())));
-    };
-    if let Some(ns) = &q.namespace {
-        add(&mut sql, " AND namespace = ?", SqlValue::Text(ns.clone()));
-    }
-    if let Some(prefix) = q.key_prefix.as_ref().filter(|p| !p.is_empty()) {
-        add(&mut sql, " AND key >= ?", SqlValue::Text(prefix.clone()));
-        if let Some(upper) = cursor::prefix_upper_bound(prefix) {
-            add(&mut sql, " AND key < ?", SqlValue::Text(upper));
-        }
-    }
-    if q.exact_owner {
-        add(
-            &mut sql,
-            " AND owner_key = ?",
-            SqlValue::Text(q.owner.owner_key()),
-        );
+    let text = |v: &str| SqlValue::Text(v.to_string());
+    let prefix = q.key_prefix.as_deref().filter(|k| !k.is_empty());
+    let upper = prefix.and_then(cursor::prefix_upper_bound);
+    p.extend(q.namespace.as_deref().map(text));
+    p.extend(prefix.map(text));
+    let has_upper = upper.is_some();
+    p.extend(upper.map(SqlValue::Text));
+    let members = if q.exact_owner {
+        p.push(SqlValue::Text(q.owner.owner_key()));
+        None
     } else {
-        for (column, m) in ["tenant_id", "account_id", "user_id"]
-            .iter()
-            .zip(q.owner.members())
-        {
-            if let Some(v) = m.1 {
-                add(
-                    &mut sql,
-                    &format!(" AND {column} = ?"),
-                    SqlValue::Text(v.to_string()),
-                );
+        let members = q.owner.members().map(|(_, m)| m);
+        p.extend(members.iter().flatten().map(|m| text(m)));
+        Some(members.map(|m| m.is_some()))
+    };
+    if let Some(set) = &q.categories {
+        p.push(SqlValue::Text(
+            serde_json::to_string(set).unwrap_or_else(|_| "[]".into()),
+        ));
+    }
+    if let Some(a) = after {
+        p.extend([&a.namespace, &a.key, &a.owner_key].map(|v| text(v)));
+    }
+    p.push(SqlValue::Integer(fetch));
+    let shape = Shape {
+        selected,
+        namespace: q.namespace.is_some(),
+        prefix: prefix.is_some(),
+        upper: has_upper,
+        members,
+        categories: q.categories.is_some(),
+        order: q.order,
+        after: after.is_some(),
+    };
+    let sql = LISTING_SQL.with(|cache| {
+        cache
+            .borrow_mut()
+            .entry(shape)
+            .or_insert_with(|| shape_sql(shape).into())
+            .clone()
+    });
+    (sql, p)
+}
+
+/// The text of a listing of `shape`; its `?N` parameters in the order `selecting` binds.
+fn shape_sql(shape: Shape) -> String {
+    let columns = match shape.selected {
+        Selected::Rows => COLUMNS,
+        Selected::Count => "1",
+    };
+    let mut sql = format!("SELECT {columns} FROM prism_checkpoints WHERE 1 = 1");
+    // Each clause's `{}` is its parameter's number.
+    let mut n = 0;
+    let mut clause = |sql: &mut String, text: &str| {
+        n += 1;
+        sql.push_str(" AND ");
+        sql.push_str(&text.replace("{}", &format!("?{n}")));
+    };
+    if shape.namespace {
+        clause(&mut sql, "namespace = {}");
+    }
+    if shape.prefix {
+        clause(&mut sql, "key >= {}");
+    }
+    if shape.upper {
+        clause(&mut sql, "key < {}");
+    }
+    match shape.members {
+        None => clause(&mut sql, "owner_key = {}"),
+        Some(present) => {
+            let columns = ["tenant_id = {}", "account_id = {}", "user_id = {}"];
+            for (column, present) in columns.iter().zip(present) {
+                if present {
+                    clause(&mut sql, column);
+                }
             }
         }
     }
-    if let Some(set) = &q.categories {
-        let json = serde_json::to_string(set).unwrap_or_else(|_| "[]".into());
-        add(
-            &mut sql,
-            " AND category IN (SELECT value FROM json_each(?))",
-            SqlValue::Text(json),
-        );
+    if shape.categories {
+        clause(&mut sql, "category IN (SELECT value FROM json_each({}))");
     }
-    let (cmp, dir) = match q.order {
+    let (cmp, dir) = match shape.order {
         Order::Asc => (">", "ASC"),
         Order::Desc => ("<", "DESC"),
     };
-    if let Some(a) = after {
-        p.push(SqlValue::Text(a.namespace.clone()));
-        p.push(SqlValue::Text(a.key.clone()));
-        p.push(SqlValue::Text(a.owner_key.clone()));
-        let n = p.len();
+    if shape.after {
         sql.push_str(&format!(
-            " AND (namespace, key, owner_key) {cmp} (?{}, ?{}, ?{n})",
-            n - 2,
-            n - 1
+            " AND (namespace, key, owner_key) {cmp} (?{}, ?{}, ?{})",
+            n + 1,
+            n + 2,
+            n + 3
         ));
+        n += 3;
     }
-    p.push(SqlValue::Integer(fetch));
     sql.push_str(&format!(
         " ORDER BY namespace {dir}, key {dir}, owner_key {dir} LIMIT ?{}",
-        p.len()
+        n + 1
     ));
-    (sql, p)
+    match shape.selected {
+        Selected::Rows => sql,
+        Selected::Count => format!("SELECT COUNT(*) FROM ({sql})"),
+    }
 }
 
 /// One page from rows fetched one past the page (the extra row means a next cursor),
@@ -521,9 +610,9 @@ fn count_sync(conn: &mut Connection, q: &ListCheckpoints, cap: u64) -> Result<u6
     let page = u64::from(q.page_size(PAGE_SIZE_SQL));
     let stop = cap.div_ceil(page).max(1).saturating_mul(page);
     let after = cursor::after(q)?;
-    let (sql, p) = list_sql(q, after.as_ref(), i64::try_from(stop).unwrap_or(i64::MAX));
+    let (sql, p) = count_sql(q, after.as_ref(), i64::try_from(stop).unwrap_or(i64::MAX));
     let n: i64 = conn
-        .prepare_cached(&format!("SELECT COUNT(*) FROM ({sql})"))
+        .prepare_cached(&sql)
         .and_then(|mut s| s.query_row(params_from_iter(p), |r| r.get(0)))
         .map_err(db_error)?;
     Ok(u64::try_from(n).unwrap_or(0))

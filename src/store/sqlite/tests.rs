@@ -466,7 +466,7 @@ fn listings_are_planned_once_per_connection_whatever_they_are_bound_to() {
         let (sql, _) = list_sql(&query(1), None, 2);
         let listing = conn.prepare_cached(&sql).unwrap();
         let counting = conn
-            .prepare_cached(&format!("SELECT COUNT(*) FROM ({sql})"))
+            .prepare_cached(&count_sql(&query(1), None, 2).0)
             .unwrap();
         let status = rusqlite::StatementStatus::RePrepare;
         (listing.get_status(status), counting.get_status(status))
@@ -482,4 +482,60 @@ fn listings_are_planned_once_per_connection_whatever_they_are_bound_to() {
     assert_eq!(first, (0, 0), "the first reader");
     assert_eq!(second, (0, 0), "a reader opened later");
     conns.close().unwrap();
+}
+
+/// The `Column` instructions of `sql`'s program: each decodes one column of a row.
+fn columns_decoded(conn: &Connection, sql: &str, p: Vec<SqlValue>) -> usize {
+    let mut plan = conn.prepare(&format!("EXPLAIN {sql}")).unwrap();
+    let ops = plan
+        .query_map(params_from_iter(p), |r| r.get::<_, String>(1))
+        .unwrap()
+        .collect::<rusqlite::Result<Vec<_>>>()
+        .unwrap();
+    ops.iter().filter(|op| *op == "Column").count()
+}
+
+/// `attach` counts its thread's records on the writer, inside the group commit (issue
+/// 13): the count decodes only what its conditions read (here, an exact owner under a
+/// namespace and key prefix: nothing but the key), not every column of every row as a
+/// listing of the same rows does.
+#[test]
+fn a_count_decodes_no_column_it_does_not_need() {
+    let (_dir, opts) = temp_db();
+    let writer = open(&opts).unwrap();
+    let query = ListCheckpoints {
+        namespace: Some("n".into()),
+        key_prefix: Some("thread/".into()),
+        owner: owner(),
+        exact_owner: true,
+        ..ListCheckpoints::default()
+    };
+    let (sql, p) = count_sql(&query, None, 100);
+    assert_eq!(columns_decoded(&writer, &sql, p), 0, "{sql}");
+    let (sql, p) = list_sql(&query, None, 100);
+    assert!(columns_decoded(&writer, &sql, p) >= 13, "{sql}");
+}
+
+/// A listing's text is written once per shape and thread: queries that differ only in
+/// what they are bound to share it; a clause more or less is another text.
+#[test]
+fn listing_texts_are_kept_per_shape() {
+    let query = |ns: &str, prefix: &str, order| ListCheckpoints {
+        namespace: Some(ns.into()),
+        key_prefix: Some(prefix.into()),
+        owner: owner(),
+        order,
+        ..ListCheckpoints::default()
+    };
+    let (a, pa) = list_sql(&query("n", "a/", Order::Asc), None, 10);
+    let (b, pb) = list_sql(&query("m", "b/", Order::Asc), None, 20);
+    assert!(Rc::ptr_eq(&a, &b), "the same shape shares one text");
+    assert_ne!(pa, pb, "bound to its own values");
+    let (desc, _) = list_sql(&query("n", "a/", Order::Desc), None, 10);
+    let (count, _) = count_sql(&query("n", "a/", Order::Asc), None, 10);
+    let (unbounded, _) = list_sql(&query("n", "", Order::Asc), None, 10);
+    for other in [&desc, &count, &unbounded] {
+        assert_ne!(a, *other);
+    }
+    assert!(count.starts_with("SELECT COUNT(*) FROM (SELECT 1 FROM"));
 }
