@@ -282,19 +282,6 @@ struct SaveTexts {
     metadata: Option<String>,
 }
 
-/// One save statement with its row: `(namespace, key, version, fencing token, tenant,
-/// account, user, category, value, metadata, now, owner key)` as `?1..?12`, and for the
-/// compare-and-swap form the expected version as `?13`.
-fn save_row(
-    conn: &mut Connection,
-    sql: &str,
-    p: &[&dyn rusqlite::ToSql],
-) -> Result<Option<RawRow>> {
-    conn.prepare_cached(sql)
-        .and_then(|mut s| s.query_row(p, read_row).optional())
-        .map_err(db_error)
-}
-
 fn save_insert_sql() -> String {
     format!(
         "INSERT INTO prism_checkpoints ({COLUMNS})
@@ -302,23 +289,20 @@ fn save_insert_sql() -> String {
     )
 }
 
-/// The three save statements (built once; prepared once per connection).
-static SAVE_CREATE_SQL: LazyLock<String> = LazyLock::new(|| {
-    format!(
-        "{} ON CONFLICT DO NOTHING RETURNING {COLUMNS}",
-        save_insert_sql()
-    )
-});
-static SAVE_CAS_SQL: LazyLock<String> = LazyLock::new(|| {
-    format!(
-        "UPDATE prism_checkpoints SET version = ?3, fencing_token = ?4, tenant_id = ?5,
-           account_id = ?6, user_id = ?7, category = ?8, value = ?9, metadata = ?10,
-           updated_at = ?11
-         WHERE namespace = ?1 AND key = ?2 AND owner_key = ?12 AND version = ?13
-           AND version < ?3 AND (fencing_token IS NULL OR ?4 >= fencing_token)
-         RETURNING {COLUMNS}"
-    )
-});
+/// The three save statements (built once; prepared once per connection), each bound to
+/// `(namespace, key, version, fencing token, tenant, account, user, category, value,
+/// metadata, now, owner key)` as `?1..?12`, and the compare-and-swap form to the expected
+/// version as `?13`. None returns the row it wrote: SQLite answers `RETURNING` by writing
+/// the row into a temporary table of the statement's own first (opened, zeroed and closed
+/// on every save: issue 13), and the row is the request's but for `created_at`.
+static SAVE_CREATE_SQL: LazyLock<String> =
+    LazyLock::new(|| format!("{} ON CONFLICT DO NOTHING", save_insert_sql()));
+const SAVE_CAS_SQL: &str =
+    "UPDATE prism_checkpoints SET version = ?3, fencing_token = ?4, tenant_id = ?5,
+       account_id = ?6, user_id = ?7, category = ?8, value = ?9, metadata = ?10,
+       updated_at = ?11
+     WHERE namespace = ?1 AND key = ?2 AND owner_key = ?12 AND version = ?13
+       AND version < ?3 AND (fencing_token IS NULL OR ?4 >= fencing_token)";
 static SAVE_UPSERT_SQL: LazyLock<String> = LazyLock::new(|| {
     format!(
         "{} ON CONFLICT (namespace, key, owner_key) DO UPDATE SET
@@ -327,8 +311,7 @@ static SAVE_UPSERT_SQL: LazyLock<String> = LazyLock::new(|| {
            metadata = excluded.metadata, updated_at = excluded.updated_at
          WHERE prism_checkpoints.version < excluded.version
            AND (prism_checkpoints.fencing_token IS NULL
-                OR excluded.fencing_token >= prism_checkpoints.fencing_token)
-         RETURNING {COLUMNS}",
+                OR excluded.fencing_token >= prism_checkpoints.fencing_token)",
         save_insert_sql()
     )
 });
@@ -357,7 +340,7 @@ fn save_sync(conn: &mut Connection, req: SaveCheckpoint, texts: SaveTexts) -> Re
     ];
     let sql: &str = match expected {
         Some(0) => &SAVE_CREATE_SQL,
-        Some(_) => &SAVE_CAS_SQL,
+        Some(_) => SAVE_CAS_SQL,
         None => &SAVE_UPSERT_SQL,
     };
     // The create-only and upsert forms have no `?13`: bind only what they name.
@@ -366,10 +349,41 @@ fn save_sync(conn: &mut Connection, req: SaveCheckpoint, texts: SaveTexts) -> Re
     } else {
         &row[..12]
     };
-    match save_row(conn, sql, bound)? {
-        Some(raw) => Ok(raw),
-        None => Err(refusal(conn, req)),
+    let written = conn
+        .prepare_cached(sql)
+        .and_then(|mut s| s.execute(bound))
+        .map_err(db_error)?;
+    if written == 0 {
+        return Err(refusal(conn, req));
     }
+    // A replaced row keeps its creation time; a created one was created now.
+    let created_at = match expected {
+        Some(0) => now.clone(),
+        _ => conn
+            .prepare_cached(
+                "SELECT created_at FROM prism_checkpoints
+                 WHERE namespace = ?1 AND key = ?2 AND owner_key = ?3",
+            )
+            .and_then(|mut s| s.query_row(params![req.namespace, req.key, owner_key], |r| r.get(0)))
+            .map_err(db_error)?,
+    };
+    Ok(RawRow {
+        cp: Checkpoint {
+            namespace: req.namespace,
+            key: req.key,
+            version: req.version,
+            fencing_token: req.fencing_token,
+            value: serde_json::Value::Null,
+            category: req.category,
+            owner: req.owner,
+            created_at,
+            updated_at: now,
+            metadata: None,
+        },
+        value: texts.value,
+        metadata: texts.metadata,
+        owner_key,
+    })
 }
 
 /// Why a save wrote nothing: the model's rules applied to the stored row.
