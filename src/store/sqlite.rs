@@ -4,10 +4,11 @@
 //! on reader lanes ([`conns`]); no statement runs on the JavaScript thread.
 //! SQLite's locking (with a busy timeout) serialises processes.
 //!
-//! - A save is one statement: `INSERT … ON CONFLICT DO NOTHING` (create only), `UPDATE …
+//! - A save is one write statement: `INSERT … ON CONFLICT DO NOTHING` (create only), `UPDATE …
 //!   WHERE version = ?` (compare-and-swap), `INSERT … ON CONFLICT DO UPDATE … WHERE`
-//!   (upsert), each with the version and fencing rules in SQL and `RETURNING`; no row
-//!   back is a conflict, explained from the stored row by the model's own rules.
+//!   (upsert), each with the version and fencing rules in SQL; no row written is a
+//!   conflict, explained from the stored row by the model's own rules. The saved row is
+//!   the request's (a replaced row's `created_at` read back), not `RETURNING`'s.
 //! - Listing walks `(namespace, key, owner_key)` (or the owner index) from the keyset
 //!   cursor, ascending or descending.
 //! - A database made by an earlier schema (one key per `(namespace, key)`, no owner key,
