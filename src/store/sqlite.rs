@@ -468,7 +468,7 @@ struct Shape {
 }
 
 thread_local! {
-    /// This thread's listing texts by shape (at most a few hundred shapes exist).
+    /// This thread's listing texts by shape (at most 1,152 shapes exist; a process uses a few).
     static LISTING_SQL: RefCell<HashMap<Shape, Rc<str>>> = RefCell::new(HashMap::new());
 }
 
