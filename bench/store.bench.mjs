@@ -1,14 +1,17 @@
 // Checkpoint stores: save→load cycles/s on the memory store and on a SQLite file, each as
 // a ratio to a floor measured in the same run (the same cycles on a plain-JS Map store
 // behind the same interface), and the p99 event-loop delay while SQLite work runs
-// (target: under 2 ms), next to the p99 of the same workload on the memory store.
+// (target: under 2 ms), next to the p99 of the same workload on the memory store. The
+// target is judged on one histogram over the whole SQLite workload (a few thousand
+// samples): a row of ~0.4 s holds a few hundred, so its p99 is its third- or fourth-worst
+// sample, one V8 scavenge.
 import { performance } from 'node:perf_hooks'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createMemoryCheckpointStore, createSqlitePersistence, createPostgresPersistence } from '../index.mjs'
 import { execFileSync } from 'node:child_process'
-import { fmt, sampleLoopDelay, worseDelay, fmtDelay } from './util.mjs'
+import { fmt, sampleLoopDelay, fmtDelay } from './util.mjs'
 
 const ownership = { tenantId: 'bench' }
 
@@ -72,8 +75,10 @@ export default async function () {
     const memory = await workload(createMemoryCheckpointStore(), opts)
     const persistence = createSqlitePersistence({ filename: join(dir, 'bench.db') })
     await workload(persistence.checkpoints, { cycles: 200, concurrency: 8 }) // open + warm-up
-    const sqlite = await workload(persistence.checkpoints, opts)
-    const sqliteSerial = await workload(persistence.checkpoints, { cycles: 1000, concurrency: 1 })
+    const whole = sampleLoopDelay()
+    const sqlite = await workload(persistence.checkpoints, { ...opts, cycles: 16000 })
+    const sqliteSerial = await workload(persistence.checkpoints, { cycles: 2000, concurrency: 1 })
+    const sqliteWhole = whole.stop()
     await persistence.close()
     let pg
     const url = process.env.PRISM_TEST_POSTGRES_URL
@@ -96,9 +101,10 @@ export default async function () {
     console.log(`sqlite file, 1 at a time              ${fmt(sqliteSerial.perSec, 0)} cycles/s = ${fmt(sqliteSerial.perSec / floor.perSec, 3)}x floor; loop delay p99 ${fmtDelay(sqliteSerial.p99)}`)
     if (pg) console.log(`postgresql, 8 concurrent              ${fmt(pg.perSec, 0)} cycles/s = ${fmt(pg.perSec / floor.perSec, 3)}x floor; loop delay p99 ${fmtDelay(pg.p99)}`)
     else console.log('postgresql: skipped (PRISM_TEST_POSTGRES_URL is not set)')
-    const worst = worseDelay(sqlite.p99, sqliteSerial.p99)
+    const worst = sqliteWhole.p99
     console.log(
-      `event-loop delay p99 while SQLite work runs: ${fmtDelay(worst)} (target < 2 ms: ${worst < 2 ? 'met' : 'NOT met'}); ` +
+      `event-loop delay p99 while SQLite work runs (both rows, ${sqliteWhole.samples} samples): ${fmtDelay(worst)} ` +
+        `(target < 2 ms: ${worst < 2 ? 'met' : 'NOT met'}), max ${fmtDelay(sqliteWhole.max)}; ` +
         `idle noise floor ${fmtDelay(idle.p99)}${idle.p99 >= 2 ? ' (the machine itself is over the target: rerun on a quiet machine)' : ''}`,
     )
   } finally {

@@ -31,7 +31,7 @@ use crate::error::{PrismError, Result};
 use crate::util::caps::{self, Cap};
 use crate::util::time::now_iso;
 use rusqlite::types::Value as SqlValue;
-use rusqlite::{params, params_from_iter, Connection, ErrorCode, OptionalExtension, Row};
+use rusqlite::{params, params_from_iter, ErrorCode, OptionalExtension, Row};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -214,8 +214,8 @@ impl SqlitePersistence {
     /// such as `PRAGMA integrity_check`.
     #[cfg(any(test, feature = "test-exports"))]
     pub async fn query_strings(&self, sql: String) -> Result<Vec<String>> {
-        read(&self.shared, move |conn| {
-            let mut stmt = conn.prepare(&sql).map_err(db_error)?;
+        read(&self.shared, move |db| {
+            let mut stmt = db.conn().prepare(&sql).map_err(db_error)?;
             let rows = stmt
                 .query_map([], |r| r.get::<_, String>(0))
                 .map_err(db_error)?;
@@ -230,7 +230,7 @@ impl SqlitePersistence {
 async fn read<T, F>(shared: &Arc<Shared>, f: F) -> Result<T>
 where
     T: Send + 'static,
-    F: FnOnce(&mut Connection) -> Result<T> + Send + 'static,
+    F: FnOnce(&mut Db<'_, '_>) -> Result<T> + Send + 'static,
 {
     let gate = shared.life.enter().await?;
     let conns = shared.conns.clone();
@@ -261,7 +261,7 @@ where
 async fn write<T, F>(shared: &Arc<Shared>, f: F) -> Result<T>
 where
     T: Send + 'static,
-    F: FnOnce(&mut Connection) -> Result<T> + Send + 'static,
+    F: FnOnce(&mut Db<'_, '_>) -> Result<T> + Send + 'static,
 {
     let gate = shared.life.enter().await?;
     let rx = shared.conns.write(f)?;
@@ -318,7 +318,7 @@ static SAVE_UPSERT_SQL: LazyLock<String> = LazyLock::new(|| {
 });
 
 /// Save; the stored row (its value is the text written: `texts.value`).
-fn save_sync(conn: &mut Connection, req: SaveCheckpoint, texts: SaveTexts) -> Result<RawRow> {
+fn save_sync(db: &mut Db<'_, '_>, req: SaveCheckpoint, texts: SaveTexts) -> Result<RawRow> {
     let now = now_iso();
     let owner_key = req.owner.owner_key();
     let o = &req.owner;
@@ -339,10 +339,10 @@ fn save_sync(conn: &mut Connection, req: SaveCheckpoint, texts: SaveTexts) -> Re
         &owner_key,
         &expected,
     ];
-    let sql: &str = match expected {
-        Some(0) => &SAVE_CREATE_SQL,
-        Some(_) => SAVE_CAS_SQL,
-        None => &SAVE_UPSERT_SQL,
+    let statement = match expected {
+        Some(0) => Fixed::SaveCreate,
+        Some(_) => Fixed::SaveCas,
+        None => Fixed::SaveUpsert,
     };
     // The create-only and upsert forms have no `?13`: bind only what they name.
     let bound = if matches!(expected, Some(e) if e > 0) {
@@ -350,21 +350,18 @@ fn save_sync(conn: &mut Connection, req: SaveCheckpoint, texts: SaveTexts) -> Re
     } else {
         &row[..12]
     };
-    let written = conn
-        .prepare_cached(sql)
+    let written = db
+        .fixed(statement)
         .and_then(|mut s| s.execute(bound))
         .map_err(db_error)?;
     if written == 0 {
-        return Err(refusal(conn, req));
+        return Err(refusal(db, req));
     }
     // A replaced row keeps its creation time; a created one was created now.
     let created_at = match expected {
         Some(0) => now.clone(),
-        _ => conn
-            .prepare_cached(
-                "SELECT created_at FROM prism_checkpoints
-                 WHERE namespace = ?1 AND key = ?2 AND owner_key = ?3",
-            )
+        _ => db
+            .fixed(Fixed::CreatedAt)
             .and_then(|mut s| s.query_row(params![req.namespace, req.key, owner_key], |r| r.get(0)))
             .map_err(db_error)?,
     };
@@ -388,9 +385,9 @@ fn save_sync(conn: &mut Connection, req: SaveCheckpoint, texts: SaveTexts) -> Re
 }
 
 /// Why a save wrote nothing: the model's rules applied to the stored row.
-fn refusal(conn: &mut Connection, req: SaveCheckpoint) -> PrismError {
+fn refusal(db: &mut Db<'_, '_>, req: SaveCheckpoint) -> PrismError {
     let key = CheckpointKey::new(&req.namespace, &req.key, &req.owner);
-    match load_sync(conn, &key) {
+    match load_sync(db, &key) {
         Ok(existing) => match req.apply(existing.as_ref(), "") {
             Err(e) => e,
             Ok(_) => PrismError::conflict("Checkpoint changed concurrently; retry"),
@@ -403,8 +400,8 @@ static LOAD_SQL: LazyLock<String> = LazyLock::new(|| {
     format!("SELECT {COLUMNS} FROM prism_checkpoints WHERE namespace = ?1 AND key = ?2 AND owner_key = ?3")
 });
 
-fn load_raw(conn: &mut Connection, k: &CheckpointKey) -> Result<Option<RawRow>> {
-    conn.prepare_cached(&LOAD_SQL)
+fn load_raw(db: &mut Db<'_, '_>, k: &CheckpointKey) -> Result<Option<RawRow>> {
+    db.fixed(Fixed::Load)
         .and_then(|mut s| {
             s.query_row(params![k.namespace, k.key, k.owner.owner_key()], read_row)
                 .optional()
@@ -412,14 +409,14 @@ fn load_raw(conn: &mut Connection, k: &CheckpointKey) -> Result<Option<RawRow>> 
         .map_err(db_error)
 }
 
-fn load_sync(conn: &mut Connection, k: &CheckpointKey) -> Result<Option<Checkpoint>> {
-    load_raw(conn, k)?.map(finish).transpose()
+fn load_sync(db: &mut Db<'_, '_>, k: &CheckpointKey) -> Result<Option<Checkpoint>> {
+    load_raw(db, k)?.map(finish).transpose()
 }
 
 /// The record as text, its value the stored text (checked to be JSON, not parsed into a
 /// value and written again).
-fn load_text_sync(conn: &mut Connection, k: &CheckpointKey) -> Result<Option<CheckpointText>> {
-    load_raw(conn, k)?.map(as_text).transpose()
+fn load_text_sync(db: &mut Db<'_, '_>, k: &CheckpointKey) -> Result<Option<CheckpointText>> {
+    load_raw(db, k)?.map(as_text).transpose()
 }
 
 /// A row as its record's text, the value the stored text as it is (checked to be JSON:
@@ -430,8 +427,16 @@ fn as_text(raw: RawRow) -> Result<CheckpointText> {
     Ok(CheckpointText::of_value_text(cp, value))
 }
 
+/// A listing's statement: its shape, its text (of this thread's cache) and its parameters,
+/// in order.
+struct Listing {
+    shape: Shape,
+    sql: Rc<str>,
+    params: Vec<SqlValue>,
+}
+
 /// A listing's `SELECT {COLUMNS} … WHERE … ORDER BY … LIMIT`, with its parameters.
-fn list_sql(q: &ListCheckpoints, after: Option<&Position>, fetch: i64) -> (Rc<str>, Vec<SqlValue>) {
+fn list_sql(q: &ListCheckpoints, after: Option<&Position>, fetch: i64) -> Listing {
     selecting(Selected::Rows, q, after, fetch)
 }
 
@@ -439,7 +444,7 @@ fn list_sql(q: &ListCheckpoints, after: Option<&Position>, fetch: i64) -> (Rc<st
 /// counted rows select no column: SQLite would otherwise decode every column of each row
 /// it counts, the value's text too (issue 13: `attach` counts its thread on the writer,
 /// inside the group commit).
-fn count_sql(q: &ListCheckpoints, after: Option<&Position>, stop: i64) -> (Rc<str>, Vec<SqlValue>) {
+fn count_sql(q: &ListCheckpoints, after: Option<&Position>, stop: i64) -> Listing {
     selecting(Selected::Count, q, after, stop)
 }
 
@@ -472,13 +477,13 @@ thread_local! {
     static LISTING_SQL: RefCell<HashMap<Shape, Rc<str>>> = RefCell::new(HashMap::new());
 }
 
-/// The statement's text (of this thread's cache) and its parameters, in order.
+/// The listing statement selecting `selected` of `q` from `after`, `fetch` rows at most.
 fn selecting(
     selected: Selected,
     q: &ListCheckpoints,
     after: Option<&Position>,
     fetch: i64,
-) -> (Rc<str>, Vec<SqlValue>) {
+) -> Listing {
     let mut p: Vec<SqlValue> = Vec::new();
     let text = |v: &str| SqlValue::Text(v.to_string());
     let prefix = q.key_prefix.as_deref().filter(|k| !k.is_empty());
@@ -521,7 +526,11 @@ fn selecting(
             .or_insert_with(|| shape_sql(shape).into())
             .clone()
     });
-    (sql, p)
+    Listing {
+        shape,
+        sql,
+        params: p,
+    }
 }
 
 /// The text of a listing of `shape`; its `?N` parameters in the order `selecting` binds.
@@ -621,48 +630,45 @@ fn page_of<T>(
 
 /// How many rows listing `q` in pages of its clamped limit reads by the first page that
 /// reaches `cap` (see [`CheckpointStore::count`]), counted in SQL.
-fn count_sync(conn: &mut Connection, q: &ListCheckpoints, cap: u64) -> Result<u64> {
+fn count_sync(db: &mut Db<'_, '_>, q: &ListCheckpoints, cap: u64) -> Result<u64> {
     let page = u64::from(q.page_size(PAGE_SIZE_SQL));
     let stop = cap.div_ceil(page).max(1).saturating_mul(page);
     let after = cursor::after(q)?;
-    let (sql, p) = count_sql(q, after.as_ref(), i64::try_from(stop).unwrap_or(i64::MAX));
-    let n: i64 = conn
-        .prepare_cached(&sql)
-        .and_then(|mut s| s.query_row(params_from_iter(p), |r| r.get(0)))
+    let l = count_sql(q, after.as_ref(), i64::try_from(stop).unwrap_or(i64::MAX));
+    let n: i64 = db
+        .listing(l.shape, &l.sql)
+        .and_then(|mut s| s.query_row(params_from_iter(l.params), |r| r.get(0)))
         .map_err(db_error)?;
     Ok(u64::try_from(n).unwrap_or(0))
 }
 
 fn list_sync<T>(
-    conn: &mut Connection,
+    db: &mut Db<'_, '_>,
     q: &ListCheckpoints,
     item: fn(RawRow) -> Result<T>,
 ) -> Result<Page<T>> {
     let limit = q.page_size(PAGE_SIZE_SQL);
     let after = cursor::after(q)?;
-    let (sql, p) = list_sql(q, after.as_ref(), i64::from(limit) + 1);
-    let mut stmt = conn.prepare_cached(&sql).map_err(db_error)?;
+    let l = list_sql(q, after.as_ref(), i64::from(limit) + 1);
+    let mut stmt = db.listing(l.shape, &l.sql).map_err(db_error)?;
     let rows = stmt
-        .query_map(params_from_iter(p), read_row)
+        .query_map(params_from_iter(l.params), read_row)
         .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
         .map_err(db_error)?;
     page_of(rows, q, limit as usize, item)
 }
 
-fn delete_sync(conn: &mut Connection, k: &CheckpointKey, expected: Option<u64>) -> Result<bool> {
+fn delete_sync(db: &mut Db<'_, '_>, k: &CheckpointKey, expected: Option<u64>) -> Result<bool> {
     let owner_key = k.owner.owner_key();
-    let deleted = conn
-        .prepare_cached(
-            "DELETE FROM prism_checkpoints WHERE namespace = ?1 AND key = ?2 AND owner_key = ?3
-               AND (?4 IS NULL OR version = ?4)",
-        )
+    let deleted = db
+        .fixed(Fixed::Delete)
         .and_then(|mut s| s.execute(params![k.namespace, k.key, owner_key, expected.map(to_i64)]))
         .map_err(db_error)?;
     if deleted > 0 || expected.is_none() {
         return Ok(deleted > 0);
     }
     // Nothing deleted under a version: absent (false) or at another version (conflict).
-    match load_sync(conn, k)? {
+    match load_sync(db, k)? {
         None => Ok(false),
         Some(cp) => Err(super::model::conflict(format!(
             "Checkpoint compare-and-swap failed (expected {}, current {})",
@@ -675,20 +681,20 @@ fn delete_sync(conn: &mut Connection, k: &CheckpointKey, expected: Option<u64>) 
 /// A create bounded by a count (see [`CheckpointStore::create_capped`]), inside the
 /// writer's transaction: saved, or how many rows listing `within` counted.
 fn create_capped_sync(
-    conn: &mut Connection,
+    db: &mut Db<'_, '_>,
     req: SaveCheckpoint,
     texts: SaveTexts,
     within: &ListCheckpoints,
     cap: u64,
 ) -> Result<std::result::Result<(), u64>> {
-    let n = count_sync(conn, within, cap)?;
+    let n = count_sync(db, within, cap)?;
     if n < cap {
-        return save_sync(conn, req, texts).map(|_| Ok(()));
+        return save_sync(db, req, texts).map(|_| Ok(()));
     }
     // A taken key is the save's own conflict, whatever the count.
     let key = CheckpointKey::new(&req.namespace, &req.key, &req.owner);
-    if load_raw(conn, &key)?.is_some() {
-        return Err(refusal(conn, req));
+    if load_raw(db, &key)?.is_some() {
+        return Err(refusal(db, req));
     }
     Ok(Err(n))
 }
@@ -828,7 +834,9 @@ impl CheckpointStore for SqliteCheckpointStore {
 }
 
 mod conns;
+mod db;
 mod schema;
+use db::{Db, Fixed};
 use schema::{configure, open};
 
 #[cfg(test)]

@@ -17,6 +17,7 @@
 //!   committed write.
 //! - The writer, too, stays awake for a moment after each batch before it sleeps.
 
+use super::db::{Db, Fixed, Kept};
 use super::{configure, db_error, open, SqliteOptions};
 use crate::error::{PrismError, Result};
 use crate::util::lane::{recv_spinning, Lanes, SPIN};
@@ -31,7 +32,7 @@ type Reply = Box<dyn FnOnce(Option<&PrismError>) + Send>;
 /// One queued write: run on the writer's connection (or told why it cannot run); answers
 /// whether it succeeded (else its savepoint is rolled back) and its reply.
 type Job =
-    Box<dyn FnOnce(std::result::Result<&mut Connection, PrismError>) -> (bool, Reply) + Send>;
+    Box<dyn FnOnce(std::result::Result<&mut Db<'_, '_>, PrismError>) -> (bool, Reply) + Send>;
 
 /// Most writes one transaction takes.
 const MAX_BATCH: usize = 256;
@@ -74,7 +75,7 @@ impl Conns {
     pub(super) fn write<T, F>(&self, f: F) -> Result<oneshot::Receiver<Result<T>>>
     where
         T: Send + 'static,
-        F: FnOnce(&mut Connection) -> Result<T> + Send + 'static,
+        F: FnOnce(&mut Db<'_, '_>) -> Result<T> + Send + 'static,
     {
         let (job, rx) = job(f);
         if *lock(&self.closed) {
@@ -103,16 +104,16 @@ impl Conns {
 
     /// Run `f` on a reader connection (blocking: call it on a reader lane, or on tokio's
     /// blocking pool when no lane thread could start).
-    pub(super) fn read<T>(&self, f: impl FnOnce(&mut Connection) -> Result<T>) -> Result<T> {
+    pub(super) fn read<T>(&self, f: impl FnOnce(&mut Db<'_, '_>) -> Result<T>) -> Result<T> {
         if *lock(&self.closed) {
             return Err(Self::closed_error());
         }
         let pooled = lock(&self.readers).pop();
-        let mut conn = match pooled {
+        let conn = match pooled {
             Some(c) => c,
             None => self.open_reader()?,
         };
-        let out = f(&mut conn);
+        let out = f(&mut Db::cached(&conn));
         let mut idle = lock(&self.readers);
         if idle.len() < MAX_IDLE_READERS && !*lock(&self.closed) {
             idle.push(conn);
@@ -160,7 +161,7 @@ impl Conns {
 fn job<T, F>(f: F) -> (Job, oneshot::Receiver<Result<T>>)
 where
     T: Send + 'static,
-    F: FnOnce(&mut Connection) -> Result<T> + Send + 'static,
+    F: FnOnce(&mut Db<'_, '_>) -> Result<T> + Send + 'static,
 {
     let (tx, rx) = oneshot::channel();
     let job: Job = Box::new(move |conn| {
@@ -178,32 +179,46 @@ where
     (job, rx)
 }
 
+/// The first batch opens the connection (a batch it cannot open for fails, the next one
+/// tries again); the writer then serves on it until its queue closes.
 fn writer_loop(options: &SqliteOptions, recv: &mpsc::Receiver<Job>) {
-    let mut conn: Option<Connection> = None;
     while let Ok(first) = recv_spinning(recv, SPIN) {
-        let mut batch = vec![first];
-        while batch.len() < MAX_BATCH {
-            match recv.try_recv() {
-                Ok(job) => batch.push(job),
-                Err(_) => break,
+        let batch = gather(first, recv);
+        match open(options) {
+            Ok(conn) => {
+                serve(&conn, batch, recv);
+                let _ = conn.close();
+                return;
             }
-        }
-        if conn.is_none() {
-            match open(options) {
-                Ok(c) => conn = Some(c),
-                Err(e) => {
-                    crate::inline::drain_point(|| fail_all(batch, &e));
-                    continue;
-                }
-            }
-        }
-        if let Some(c) = conn.as_mut() {
-            // The calls waiting for this batch continue here once it answered them.
-            crate::inline::drain_point(|| run_batch(c, batch));
+            Err(e) => crate::inline::drain_point(|| fail_all(batch, &e)),
         }
     }
-    if let Some(c) = conn {
-        let _ = c.close();
+}
+
+/// `first` and every write queued behind it, up to [`MAX_BATCH`].
+fn gather(first: Job, recv: &mpsc::Receiver<Job>) -> Vec<Job> {
+    let mut batch = vec![first];
+    while batch.len() < MAX_BATCH {
+        match recv.try_recv() {
+            Ok(job) => batch.push(job),
+            Err(_) => break,
+        }
+    }
+    batch
+}
+
+/// Run `batch`, then each batch queued after it, on `conn` with the statements kept for
+/// it (dropped here, before the connection closes).
+fn serve(conn: &Connection, mut batch: Vec<Job>, recv: &mpsc::Receiver<Job>) {
+    let mut kept = Kept::default();
+    loop {
+        let mut db = Db::kept(conn, &mut kept);
+        // The calls waiting for this batch continue here once it answered them.
+        crate::inline::drain_point(|| run_batch(&mut db, batch));
+        match recv_spinning(recv, SPIN) {
+            Ok(first) => batch = gather(first, recv),
+            Err(_) => return,
+        }
     }
 }
 
@@ -214,18 +229,14 @@ fn fail_all(batch: Vec<Job>, e: &PrismError) {
     }
 }
 
-/// Run each statement of `sql` in turn, prepared once per connection (a batch runs
-/// three per write).
-fn run_cached(conn: &Connection, sql: &[&str]) -> rusqlite::Result<()> {
-    for s in sql {
-        conn.prepare_cached(s)?.execute([])?;
-    }
-    Ok(())
+/// Run each statement of `which` in turn.
+fn run_each(db: &mut Db<'_, '_>, which: &[Fixed]) -> rusqlite::Result<()> {
+    which.iter().try_for_each(|w| db.run(*w))
 }
 
 /// One transaction for the batch, one savepoint per write, one commit.
-fn run_batch(conn: &mut Connection, batch: Vec<Job>) {
-    if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
+fn run_batch(db: &mut Db<'_, '_>, batch: Vec<Job>) {
+    if let Err(e) = db.run(Fixed::Begin) {
         return fail_all(batch, &db_error(e));
     }
     let mut replies = Vec::with_capacity(batch.len());
@@ -236,7 +247,7 @@ fn run_batch(conn: &mut Connection, batch: Vec<Job>) {
             replies.push(reply);
             continue;
         }
-        if let Err(e) = run_cached(conn, &["SAVEPOINT w"]) {
+        if let Err(e) = db.run(Fixed::Savepoint) {
             broken = Some(db_error(e));
             let (_, reply) = job(Err(broken
                 .clone()
@@ -244,23 +255,23 @@ fn run_batch(conn: &mut Connection, batch: Vec<Job>) {
             replies.push(reply);
             continue;
         }
-        let (ok, reply) = job(Ok(&mut *conn));
-        let end: &[&str] = if ok {
-            &["RELEASE w"]
+        let (ok, reply) = job(Ok(&mut *db));
+        let end: &[Fixed] = if ok {
+            &[Fixed::Release]
         } else {
-            &["ROLLBACK TO w", "RELEASE w"]
+            &[Fixed::RollbackTo, Fixed::Release]
         };
-        if let Err(e) = run_cached(conn, end) {
+        if let Err(e) = run_each(db, end) {
             broken = Some(db_error(e));
         }
         replies.push(reply);
     }
     let commit_failed = match broken {
         Some(e) => Some(e),
-        None => conn.execute_batch("COMMIT").err().map(db_error),
+        None => db.run(Fixed::Commit).err().map(db_error),
     };
-    if commit_failed.is_some() && !conn.is_autocommit() {
-        let _ = conn.execute_batch("ROLLBACK");
+    if commit_failed.is_some() && !db.conn().is_autocommit() {
+        let _ = db.conn().execute_batch("ROLLBACK");
     }
     for reply in replies {
         reply(commit_failed.as_ref());
@@ -312,9 +323,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("g.db");
         let options = SqliteOptions::new(file.to_str().unwrap(), None).unwrap();
-        let mut conn = open(&options).unwrap();
+        let conn = open(&options).unwrap();
+        let mut kept = Kept::default();
+        let mut db = Db::kept(&conn, &mut kept);
         let (seed, rx) = queued(save("a", 1, Some(0), "seed"));
-        run_batch(&mut conn, vec![seed]);
+        run_batch(&mut db, vec![seed]);
         rx.blocking_recv().unwrap().unwrap();
         // One batch: the first CAS on "a" wins, the second (same expected version)
         // loses, a create-only write of an existing key loses, a fresh key commits.
@@ -322,7 +335,7 @@ mod tests {
         let (w2, r2) = queued(save("a", 2, Some(1), "loser"));
         let (w3, r3) = queued(save("a", 9, Some(0), "create-only loser"));
         let (w4, r4) = queued(save("b", 1, Some(0), "fresh"));
-        run_batch(&mut conn, vec![w1, w2, w3, w4]);
+        run_batch(&mut db, vec![w1, w2, w3, w4]);
         assert_eq!(r1.blocking_recv().unwrap().unwrap().version, 2);
         for r in [r2, r3] {
             let e = r.blocking_recv().unwrap().unwrap_err();
@@ -331,13 +344,14 @@ mod tests {
         assert_eq!(r4.blocking_recv().unwrap().unwrap().version, 1);
         // What is on disk, read through a second connection: the winner and the fresh
         // key, nothing of the losers.
-        let mut other = open(&options).unwrap();
+        let other = open(&options).unwrap();
+        let mut reader = Db::cached(&other);
         let key = |k: &str| CheckpointKey::new("n", k, &Ownership::default());
-        let a = super::super::load_sync(&mut other, &key("a"))
+        let a = super::super::load_sync(&mut reader, &key("a"))
             .unwrap()
             .unwrap();
         assert_eq!((a.version, a.value), (2, json!({ "tag": "winner" })));
-        let b = super::super::load_sync(&mut other, &key("b"))
+        let b = super::super::load_sync(&mut reader, &key("b"))
             .unwrap()
             .unwrap();
         assert_eq!(b.value, json!({ "tag": "fresh" }));
@@ -354,19 +368,21 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("f.db");
         let options = SqliteOptions::new(file.to_str().unwrap(), None).unwrap();
-        let mut conn = open(&options).unwrap();
+        let conn = open(&options).unwrap();
+        let mut kept = Kept::default();
         let (w1, r1) = queued(save("a", 1, Some(0), "first"));
         // A write that ends the transaction behind the writer's back: the savepoint
         // release fails, so the batch cannot commit.
-        let (w2, r2) = job(|c: &mut Connection| {
-            c.execute_batch("ROLLBACK").map_err(db_error)?;
+        let (w2, r2) = job(|c: &mut Db<'_, '_>| {
+            c.conn().execute_batch("ROLLBACK").map_err(db_error)?;
             Ok(())
         });
-        run_batch(&mut conn, vec![w1, w2]);
+        run_batch(&mut Db::kept(&conn, &mut kept), vec![w1, w2]);
         assert!(r1.blocking_recv().unwrap().is_err());
         assert!(r2.blocking_recv().unwrap().is_err());
-        let mut other = open(&options).unwrap();
+        let other = open(&options).unwrap();
         let key = CheckpointKey::new("n", "a", &Ownership::default());
-        assert!(super::super::load_sync(&mut other, &key).unwrap().is_none());
+        let loaded = super::super::load_sync(&mut Db::cached(&other), &key).unwrap();
+        assert!(loaded.is_none());
     }
 }

@@ -3,6 +3,7 @@
 use super::*;
 use crate::error::ErrorKind;
 use crate::store::conformance::{cas, key};
+use rusqlite::Connection;
 use serde_json::json;
 
 /// Two processes opening a new file together: while another connection holds the
@@ -441,13 +442,13 @@ async fn reads_leave_the_calling_thread_and_load_text_answers_the_stored_text() 
 fn listings_are_planned_once_per_connection_whatever_they_are_bound_to() {
     let (_dir, opts) = temp_db();
     let conns = conns::Conns::new(opts.clone());
-    let mut writer = open(&opts).unwrap();
+    let writer = open(&opts).unwrap();
     for k in ["a", "b", "c", "d"] {
         let texts = SaveTexts {
             value: format!("{{\"k\":\"{k}\"}}"),
             metadata: None,
         };
-        save_sync(&mut writer, save(k, None), texts).unwrap();
+        save_sync(&mut Db::cached(&writer), save(k, None), texts).unwrap();
     }
     let query = |limit| ListCheckpoints {
         namespace: Some("n".into()),
@@ -455,23 +456,24 @@ fn listings_are_planned_once_per_connection_whatever_they_are_bound_to() {
         limit: Some(limit),
         ..ListCheckpoints::default()
     };
-    let replans = |conn: &mut Connection| {
+    let replans = |db: &mut Db<'_, '_>| {
         let mut found = Vec::new();
         for limit in [1, 2, 3, 4, 2] {
-            let page = list_sync(conn, &query(limit), Ok).unwrap();
+            let page = list_sync(db, &query(limit), Ok).unwrap();
             found.push(page.items.len());
-            count_sync(conn, &query(limit), u64::from(limit)).unwrap();
+            count_sync(db, &query(limit), u64::from(limit)).unwrap();
         }
         assert_eq!(found, [1, 2, 3, 4, 2], "each page as long as its limit");
-        let (sql, _) = list_sql(&query(1), None, 2);
-        let listing = conn.prepare_cached(&sql).unwrap();
-        let counting = conn
-            .prepare_cached(&count_sql(&query(1), None, 2).0)
-            .unwrap();
         let status = rusqlite::StatementStatus::RePrepare;
-        (listing.get_status(status), counting.get_status(status))
+        let mut replanned = |l: Listing| db.listing(l.shape, &l.sql).unwrap().get_status(status);
+        (
+            replanned(list_sql(&query(1), None, 2)),
+            replanned(count_sql(&query(1), None, 2)),
+        )
     };
-    assert_eq!(replans(&mut writer), (0, 0), "the writer's connection");
+    let mut kept = db::Kept::default();
+    let mut writer_db = Db::kept(&writer, &mut kept);
+    assert_eq!(replans(&mut writer_db), (0, 0), "the writer's connection");
     // The first reader opens the file as the writer does; a second one only opens it.
     let (first, second) = conns
         .read(|first| {
@@ -510,10 +512,10 @@ fn a_count_decodes_no_column_it_does_not_need() {
         exact_owner: true,
         ..ListCheckpoints::default()
     };
-    let (sql, p) = count_sql(&query, None, 100);
-    assert_eq!(columns_decoded(&writer, &sql, p), 0, "{sql}");
-    let (sql, p) = list_sql(&query, None, 100);
-    assert!(columns_decoded(&writer, &sql, p) >= 13, "{sql}");
+    let Listing { sql, params, .. } = count_sql(&query, None, 100);
+    assert_eq!(columns_decoded(&writer, &sql, params), 0, "{sql}");
+    let Listing { sql, params, .. } = list_sql(&query, None, 100);
+    assert!(columns_decoded(&writer, &sql, params) >= 13, "{sql}");
 }
 
 /// A listing's text is written once per shape and thread: queries that differ only in
@@ -527,15 +529,70 @@ fn listing_texts_are_kept_per_shape() {
         order,
         ..ListCheckpoints::default()
     };
-    let (a, pa) = list_sql(&query("n", "a/", Order::Asc), None, 10);
-    let (b, pb) = list_sql(&query("m", "b/", Order::Asc), None, 20);
-    assert!(Rc::ptr_eq(&a, &b), "the same shape shares one text");
-    assert_ne!(pa, pb, "bound to its own values");
-    let (desc, _) = list_sql(&query("n", "a/", Order::Desc), None, 10);
-    let (count, _) = count_sql(&query("n", "a/", Order::Asc), None, 10);
-    let (unbounded, _) = list_sql(&query("n", "", Order::Asc), None, 10);
-    for other in [&desc, &count, &unbounded] {
-        assert_ne!(a, *other);
+    let a = list_sql(&query("n", "a/", Order::Asc), None, 10);
+    let b = list_sql(&query("m", "b/", Order::Asc), None, 20);
+    assert!(Rc::ptr_eq(&a.sql, &b.sql), "the same shape shares one text");
+    assert_eq!(a.shape, b.shape);
+    assert_ne!(a.params, b.params, "bound to its own values");
+    let desc = list_sql(&query("n", "a/", Order::Desc), None, 10);
+    let count = count_sql(&query("n", "a/", Order::Asc), None, 10).sql;
+    let unbounded = list_sql(&query("n", "", Order::Asc), None, 10);
+    for other in [&desc.sql, &count, &unbounded.sql] {
+        assert_ne!(a.sql, *other);
     }
+    assert!(desc.shape != a.shape && unbounded.shape != a.shape);
     assert!(count.starts_with("SELECT COUNT(*) FROM (SELECT 1 FROM"));
+}
+
+/// The writer keeps each statement it prepared for its connection's life (issue 13):
+/// every save of a kind, every savepoint and every commit runs one statement, prepared
+/// once, not one looked up again by its text on each use.
+#[test]
+fn the_writer_prepares_each_statement_once_for_its_connection() {
+    let (_dir, opts) = temp_db();
+    let writer = open(&opts).unwrap();
+    let mut kept = db::Kept::default();
+    let mut db = Db::kept(&writer, &mut kept);
+    let texts = |k: &str| SaveTexts {
+        value: format!("{{\"k\":\"{k}\"}}"),
+        metadata: None,
+    };
+    for (i, k) in ["a", "b", "c", "d", "e"].into_iter().enumerate() {
+        db.run(Fixed::Begin).unwrap();
+        db.run(Fixed::Savepoint).unwrap();
+        save_sync(&mut db, save(k, None), texts(k)).unwrap();
+        db.run(Fixed::Release).unwrap();
+        db.run(Fixed::Commit).unwrap();
+        let key = CheckpointKey::new("n", k, &owner());
+        assert!(load_sync(&mut db, &key).unwrap().is_some(), "{i}");
+    }
+    let runs = |db: &mut Db<'_, '_>, which| {
+        let stmt = db.fixed(which).unwrap();
+        let status = |s| stmt.get_status(s);
+        (
+            status(rusqlite::StatementStatus::Run),
+            status(rusqlite::StatementStatus::RePrepare),
+        )
+    };
+    for which in [
+        Fixed::SaveUpsert,
+        Fixed::Load,
+        Fixed::Begin,
+        Fixed::Savepoint,
+        Fixed::Release,
+        Fixed::Commit,
+    ] {
+        assert_eq!(runs(&mut db, which), (5, 0), "{which:?}");
+    }
+    // A reader's connection asks rusqlite's cache: a statement it hands back is one of
+    // the cache's, run as often as that text was.
+    let reader = open(&opts).unwrap();
+    let mut cached = Db::cached(&reader);
+    for k in ["a", "b"] {
+        load_sync(&mut cached, &CheckpointKey::new("n", k, &owner())).unwrap();
+    }
+    assert_eq!(runs(&mut cached, Fixed::Load).0, 2);
+    // Its statements finalized, the writer's connection closes.
+    drop(kept);
+    writer.close().map_err(|(_, e)| e).unwrap();
 }
