@@ -25,9 +25,6 @@ pub(super) enum Fixed {
     Load,
     Delete,
     Begin,
-    Savepoint,
-    Release,
-    RollbackTo,
     Commit,
 }
 
@@ -50,9 +47,6 @@ impl Fixed {
                    AND (?4 IS NULL OR version = ?4)"
             }
             Fixed::Begin => "BEGIN IMMEDIATE",
-            Fixed::Savepoint => "SAVEPOINT w",
-            Fixed::Release => "RELEASE w",
-            Fixed::RollbackTo => "ROLLBACK TO w",
             Fixed::Commit => "COMMIT",
         }
     }
