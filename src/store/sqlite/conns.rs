@@ -298,6 +298,20 @@ mod tests {
         }
     }
 
+    /// A new database file's options (the directory goes with the returned guard).
+    fn temp_file() -> (tempfile::TempDir, SqliteOptions) {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("w.db");
+        let options = SqliteOptions::new(file.to_str().unwrap(), None).unwrap();
+        (dir, options)
+    }
+
+    /// How many rows the table holds.
+    fn rows(conn: &Connection) -> i64 {
+        conn.query_row("SELECT count(*) FROM prism_checkpoints", [], |r| r.get(0))
+            .unwrap()
+    }
+
     fn queued(req: SaveCheckpoint) -> (Job, oneshot::Receiver<Result<crate::store::Checkpoint>>) {
         let value = req.value.to_string();
         job(move |c| {
@@ -317,9 +331,7 @@ mod tests {
     /// compare-and-swap outcome; the losers report a conflict and persist nothing.
     #[test]
     fn group_committed_writes_that_lose_their_cas_report_conflict_and_persist_nothing() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("g.db");
-        let options = SqliteOptions::new(file.to_str().unwrap(), None).unwrap();
+        let (_dir, options) = temp_file();
         let conn = open(&options).unwrap();
         let mut kept = Kept::default();
         let mut db = Db::kept(&conn, &mut kept);
@@ -352,19 +364,14 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(b.value, json!({ "tag": "fresh" }));
-        let n: i64 = other
-            .query_row("SELECT count(*) FROM prism_checkpoints", [], |r| r.get(0))
-            .unwrap();
-        assert_eq!(n, 2);
+        assert_eq!(rows(&other), 2);
     }
 
     /// A batch whose commit fails reports the failure to every write, even those whose
     /// statements succeeded, and persists none of them.
     #[test]
     fn a_failed_commit_fails_every_write_of_the_batch() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("f.db");
-        let options = SqliteOptions::new(file.to_str().unwrap(), None).unwrap();
+        let (_dir, options) = temp_file();
         let conn = open(&options).unwrap();
         let mut kept = Kept::default();
         let (w1, r1) = queued(save("a", 1, Some(0), "first"));
@@ -394,9 +401,7 @@ mod tests {
     /// a change leaves the batch be (see the compare-and-swap test above).
     #[test]
     fn a_write_failing_after_a_change_fails_its_whole_batch() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("h.db");
-        let options = SqliteOptions::new(file.to_str().unwrap(), None).unwrap();
+        let (_dir, options) = temp_file();
         let conn = open(&options).unwrap();
         let mut kept = Kept::default();
         let (w1, r1) = queued(save("a", 1, Some(0), "before"));
@@ -418,10 +423,7 @@ mod tests {
             assert!(r.blocking_recv().unwrap().is_err());
         }
         let other = open(&options).unwrap();
-        let n: i64 = other
-            .query_row("SELECT count(*) FROM prism_checkpoints", [], |r| r.get(0))
-            .unwrap();
-        assert_eq!(n, 0, "nothing of the batch is kept");
+        assert_eq!(rows(&other), 0, "nothing of the batch is kept");
         // The writer goes on: the next batch commits.
         let (w5, r5) = queued(save("a", 1, Some(0), "next"));
         run_batch(&mut Db::kept(&conn, &mut kept), vec![w5]);
