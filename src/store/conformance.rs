@@ -82,6 +82,32 @@ pub async fn run_with(store: &dyn CheckpointStore, keeps_key_order: bool) {
     listed_texts(store, &format!("ltext-{run_id}")).await;
     values_kept_as_text(store, &format!("raw-{run_id}")).await;
     capped_creates(store, &format!("capped-{run_id}")).await;
+    written_without_an_answer(store, &format!("write-{run_id}")).await;
+}
+
+/// `write_text` (the artifact service's saves, which read no answer) writes what
+/// `save_text` writes: a create, a compare-and-swap (a lost one is a conflict and
+/// writes nothing), the creation time kept by a replace, the value given.
+async fn written_without_an_answer(store: &dyn CheckpointStore, ns: &str) {
+    let o = owner("t1");
+    let k = key(ns, "w", &o);
+    let write = |expected: u64, n: u64| {
+        let text = format!(r#"{{"n":{n}}}"#);
+        let req = cas(ns, "w", &o, expected, json!({ "n": n }));
+        async move { store.write_text(req, Some(&text)).await }
+    };
+    write(0, 1).await.unwrap();
+    let first = store.load(&k).await.unwrap().unwrap();
+    assert_eq!((first.version, &first.value), (1, &json!({ "n": 1 })));
+    assert!(is_conflict(&write(0, 9).await), "a create of a taken key");
+    // A millisecond apart at least, so a replace that rewrote the creation time shows.
+    std::thread::sleep(std::time::Duration::from_millis(2));
+    write(1, 2).await.unwrap();
+    assert!(is_conflict(&write(1, 3).await), "a lost compare-and-swap");
+    let second = store.load(&k).await.unwrap().unwrap();
+    assert_eq!((second.version, &second.value), (2, &json!({ "n": 2 })));
+    assert_eq!(second.created_at, first.created_at);
+    assert!(second.updated_at >= first.updated_at);
 }
 
 /// Issue 13: `create_capped`, where a store offers it, counts and writes in one step: 16

@@ -317,8 +317,13 @@ static SAVE_UPSERT_SQL: LazyLock<String> = LazyLock::new(|| {
     )
 });
 
-/// Save; the stored row (its value is the text written: `texts.value`).
-fn save_sync(db: &mut Db<'_, '_>, req: SaveCheckpoint, texts: SaveTexts) -> Result<RawRow> {
+/// A save's write statement, bound from `req` and `texts`: when it wrote a row, the time
+/// it wrote and the row's owner key; else why not (the model's rules on the stored row).
+fn write_sync(
+    db: &mut Db<'_, '_>,
+    req: &SaveCheckpoint,
+    texts: &SaveTexts,
+) -> Result<(String, String)> {
     let now = now_iso();
     let owner_key = req.owner.owner_key();
     let o = &req.owner;
@@ -357,8 +362,14 @@ fn save_sync(db: &mut Db<'_, '_>, req: SaveCheckpoint, texts: SaveTexts) -> Resu
     if written == 0 {
         return Err(refusal(db, req));
     }
+    Ok((now, owner_key))
+}
+
+/// Save; the stored row (its value is the text written: `texts.value`).
+fn save_sync(db: &mut Db<'_, '_>, req: SaveCheckpoint, texts: SaveTexts) -> Result<RawRow> {
+    let (now, owner_key) = write_sync(db, &req, &texts)?;
     // A replaced row keeps its creation time; a created one was created now.
-    let created_at = match expected {
+    let created_at = match req.expected_version {
         Some(0) => now.clone(),
         _ => db
             .fixed(Fixed::CreatedAt)
@@ -385,10 +396,10 @@ fn save_sync(db: &mut Db<'_, '_>, req: SaveCheckpoint, texts: SaveTexts) -> Resu
 }
 
 /// Why a save wrote nothing: the model's rules applied to the stored row.
-fn refusal(db: &mut Db<'_, '_>, req: SaveCheckpoint) -> PrismError {
+fn refusal(db: &mut Db<'_, '_>, req: &SaveCheckpoint) -> PrismError {
     let key = CheckpointKey::new(&req.namespace, &req.key, &req.owner);
     match load_sync(db, &key) {
-        Ok(existing) => match req.apply(existing.as_ref(), "") {
+        Ok(existing) => match req.clone().apply(existing.as_ref(), "") {
             Err(e) => e,
             Ok(_) => PrismError::conflict("Checkpoint changed concurrently; retry"),
         },
@@ -689,12 +700,12 @@ fn create_capped_sync(
 ) -> Result<std::result::Result<(), u64>> {
     let n = count_sync(db, within, cap)?;
     if n < cap {
-        return save_sync(db, req, texts).map(|_| Ok(()));
+        return write_sync(db, &req, &texts).map(|_| Ok(()));
     }
     // A taken key is the save's own conflict, whatever the count.
     let key = CheckpointKey::new(&req.namespace, &req.key, &req.owner);
     if load_raw(db, &key)?.is_some() {
-        return Err(refusal(db, req));
+        return Err(refusal(db, &req));
     }
     Ok(Err(n))
 }
@@ -740,6 +751,23 @@ impl CheckpointStore for SqliteCheckpointStore {
         Box::pin(async move {
             let (cp, value) = with_metadata(self.save_row(req, value_text).await?)?;
             Ok(CheckpointText::of_value_text(cp, value))
+        })
+    }
+
+    /// Only the write: no row read back (a replaced row's creation time) or built for an
+    /// answer nobody reads (the artifact service's saves, issue 13).
+    fn write_text(
+        &self,
+        req: SaveCheckpoint,
+        value_text: Option<&str>,
+    ) -> BoxFuture<'_, Result<()>> {
+        let texts = Self::save_texts(&req, value_text.map(str::to_string));
+        Box::pin(async move {
+            let texts = texts?;
+            write(&self.shared, move |db| {
+                write_sync(db, &req, &texts).map(drop)
+            })
+            .await
         })
     }
 
