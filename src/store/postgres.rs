@@ -11,8 +11,9 @@
 //!   is refused).
 //! - A save is one statement (`INSERT … ON CONFLICT DO NOTHING`, `UPDATE … WHERE version =
 //!   $n`, `INSERT … ON CONFLICT DO UPDATE … WHERE`), with the version and fencing rules in
-//!   SQL, each `RETURNING` the row; no row back is a conflict, explained from the stored
-//!   row by the model's own rules.
+//!   SQL, each `RETURNING` the row (or only that it wrote one, for a caller that reads no
+//!   answer: `write_text`); no row back is a conflict, explained from the stored row by
+//!   the model's own rules.
 //! - Every query is parameterised; the schema name is checked to be a plain identifier.
 //! - Errors: serialization failures and deadlocks are conflicts (retryable); connection
 //!   failures and timeouts are `ERR_PRISM_INTERNAL` errors whose messages never carry the
@@ -448,9 +449,11 @@ fn advisory_key(text: &str) -> i64 {
 
 /// The save statement for `expected` over `table`: `$1..$11` are `(namespace, key,
 /// owner key, version, fencing token, tenant, account, user, category, value, metadata)`,
-/// `$12` the expected version of the compare-and-swap form.
-fn save_sql(table: &str, expected: Option<i64>) -> String {
-    let cols = columns();
+/// `$12` the expected version of the compare-and-swap form. It returns the row written,
+/// or, without `answer`, only a `1` for it (the value is not sent back to be parsed and
+/// dropped: issue 13).
+fn save_sql(table: &str, expected: Option<i64>, answer: bool) -> String {
+    let cols = if answer { columns() } else { "1".into() };
     let insert = format!(
         "INSERT INTO {table} AS t ({INSERT_COLUMNS})
          VALUES ($1, $2, $3, $4, $5::bigint, $6, $7, $8, $9, $10, $11, now(), now())"
@@ -613,10 +616,23 @@ impl PostgresCheckpointStore {
         let args = SaveArgs::checked(&req)?;
         let expected = args.expected;
         match self
-            .query_opt(&save_sql(&self.shared.table, expected), &args.params(&req))
+            .query_opt(
+                &save_sql(&self.shared.table, expected, true),
+                &args.params(&req),
+            )
             .await?
         {
             Some(r) => to_checkpoint(&r).map(|(cp, _)| cp),
+            None => Err(self.refusal(&req).await),
+        }
+    }
+
+    /// [`Self::save_impl`] without an answer: whether a row was written.
+    async fn write_impl(&self, req: SaveCheckpoint) -> Result<()> {
+        let args = SaveArgs::checked(&req)?;
+        let sql = save_sql(&self.shared.table, args.expected, false);
+        match self.query_opt(&sql, &args.params(&req)).await? {
+            Some(_) => Ok(()),
             None => Err(self.refusal(&req).await),
         }
     }
@@ -790,6 +806,16 @@ impl CheckpointStore for PostgresCheckpointStore {
     }
 
     super::boxed_store_methods!();
+
+    /// The value is written from `req` (the text beside it is not read: see
+    /// [`CheckpointStore::beside_text`]); no row is sent back.
+    fn write_text(
+        &self,
+        req: SaveCheckpoint,
+        _value_text: Option<&str>,
+    ) -> super::BoxFuture<'_, Result<()>> {
+        Box::pin(self.write_impl(req))
+    }
 
     /// Counted and created in one transaction under an advisory lock.
     fn create_capped(
