@@ -495,7 +495,9 @@ fn selecting(
     after: Option<&Position>,
     fetch: i64,
 ) -> Listing {
-    let mut p: Vec<SqlValue> = Vec::new();
+    // At most eleven: namespace, prefix, its bound, three owner members, categories, the
+    // cursor's three, the limit.
+    let mut p: Vec<SqlValue> = Vec::with_capacity(11);
     let text = |v: &str| SqlValue::Text(v.to_string());
     let prefix = q.key_prefix.as_deref().filter(|k| !k.is_empty());
     let upper = prefix.and_then(cursor::prefix_upper_bound);
