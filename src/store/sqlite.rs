@@ -8,7 +8,10 @@
 //!   WHERE version = ?` (compare-and-swap), `INSERT … ON CONFLICT DO UPDATE … WHERE`
 //!   (upsert), each with the version and fencing rules in SQL; no row written is a
 //!   conflict, explained from the stored row by the model's own rules. The saved row is
-//!   the request's (a replaced row's `created_at` read back), not `RETURNING`'s.
+//!   the request's (a replaced row's `created_at` read back), not `RETURNING`'s; a save
+//!   that answers nothing (`write_text`: the artifact service's) runs the write alone.
+//! - The writer keeps its statements prepared for its connection's life ([`db`]); readers
+//!   use rusqlite's statement cache.
 //! - Listing walks `(namespace, key, owner_key)` (or the owner index) from the keyset
 //!   cursor, ascending or descending.
 //! - A database made by an earlier schema (one key per `(namespace, key)`, no owner key,
