@@ -101,7 +101,7 @@ async fn written_without_an_answer(store: &dyn CheckpointStore, ns: &str) {
     assert_eq!((first.version, &first.value), (1, &json!({ "n": 1 })));
     assert!(is_conflict(&write(0, 9).await), "a create of a taken key");
     // A millisecond apart at least, so a replace that rewrote the creation time shows.
-    std::thread::sleep(std::time::Duration::from_millis(2));
+    tokio::time::sleep(std::time::Duration::from_millis(2)).await;
     write(1, 2).await.unwrap();
     assert!(is_conflict(&write(1, 3).await), "a lost compare-and-swap");
     let second = store.load(&k).await.unwrap().unwrap();

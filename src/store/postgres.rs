@@ -613,27 +613,23 @@ impl PostgresCheckpointStore {
     }
 
     async fn save_impl(&self, req: SaveCheckpoint) -> Result<Checkpoint> {
-        let args = SaveArgs::checked(&req)?;
-        let expected = args.expected;
-        match self
-            .query_opt(
-                &save_sql(&self.shared.table, expected, true),
-                &args.params(&req),
-            )
-            .await?
-        {
-            Some(r) => to_checkpoint(&r).map(|(cp, _)| cp),
-            None => Err(self.refusal(&req).await),
-        }
+        let row = self.save_statement(&req, true).await?;
+        to_checkpoint(&row).map(|(cp, _)| cp)
     }
 
     /// [`Self::save_impl`] without an answer: whether a row was written.
     async fn write_impl(&self, req: SaveCheckpoint) -> Result<()> {
-        let args = SaveArgs::checked(&req)?;
-        let sql = save_sql(&self.shared.table, args.expected, false);
-        match self.query_opt(&sql, &args.params(&req)).await? {
-            Some(_) => Ok(()),
-            None => Err(self.refusal(&req).await),
+        self.save_statement(&req, false).await.map(drop)
+    }
+
+    /// Run `req`'s save statement (see [`save_sql`]): the row it returned, or why it
+    /// wrote none.
+    async fn save_statement(&self, req: &SaveCheckpoint, answer: bool) -> Result<Row> {
+        let args = SaveArgs::checked(req)?;
+        let sql = save_sql(&self.shared.table, args.expected, answer);
+        match self.query_opt(&sql, &args.params(req)).await? {
+            Some(row) => Ok(row),
+            None => Err(self.refusal(req).await),
         }
     }
 
