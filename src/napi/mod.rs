@@ -25,6 +25,7 @@ mod lsp;
 mod raw;
 mod redaction;
 mod review;
+mod runtime;
 mod store;
 mod text;
 
