@@ -6,14 +6,12 @@
 //! for the CPU (issue 13, two cores, PostgreSQL, 32 concurrent reviewers over 8
 //! connections: event-loop delay p50 0.31-0.32 → 0.15-0.17 ms, p99 4.5-5.0 → 2.9-3.4 ms
 //! with one worker instead of two, at the same throughput). So the runtime has one worker
-//! per core beyond the JavaScript thread's, at least one, as the SQLite reader lanes do
-//! ([`crate::util::lane::Lanes::spare_cores`]). `TOKIO_WORKER_THREADS`, when set, decides
-//! instead, as it does for any tokio runtime.
+//! per core beyond the JavaScript thread's, at least one, counted as the SQLite reader
+//! lanes count theirs ([`crate::util::lane::spare_cores`]). `TOKIO_WORKER_THREADS`, when
+//! set, decides instead, as it does for any tokio runtime.
 
-/// Workers for a machine of `cores` cores: all but the JavaScript thread's, at least one.
-pub(super) fn worker_threads(cores: usize) -> usize {
-    cores.saturating_sub(1).max(1)
-}
+/// Threads that keep a core of their own besides the runtime's workers: JavaScript's.
+const BUSY_THREADS: usize = 1;
 
 /// Runs once, when the addon is loaded (before any call can start napi's own runtime).
 #[napi_derive::module_init]
@@ -21,25 +19,10 @@ fn init() {
     let mut builder = tokio::runtime::Builder::new_multi_thread();
     builder.enable_all();
     if std::env::var_os("TOKIO_WORKER_THREADS").is_none() {
-        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
-        builder.worker_threads(worker_threads(cores));
+        builder.worker_threads(crate::util::lane::spare_cores(BUSY_THREADS));
     }
     // A runtime that cannot be built leaves napi to build its own on first use.
     if let Ok(runtime) = builder.build() {
         napi::bindgen_prelude::create_custom_tokio_runtime(runtime);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::worker_threads;
-
-    #[test]
-    fn the_runtime_leaves_the_javascript_thread_a_core() {
-        assert_eq!(worker_threads(0), 1);
-        assert_eq!(worker_threads(1), 1);
-        assert_eq!(worker_threads(2), 1);
-        assert_eq!(worker_threads(4), 3);
-        assert_eq!(worker_threads(16), 15);
     }
 }

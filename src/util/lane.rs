@@ -41,6 +41,19 @@ pub fn recv_spinning<T>(rx: &mpsc::Receiver<T>, spin: Duration) -> Result<T, mps
     }
 }
 
+/// The cores of a machine of `cores` beyond `busy` threads that keep one each (the
+/// JavaScript thread, a writer), at least one: how many threads a pool of workers that
+/// should not compete with them for the CPU may run (issue 13).
+pub fn cores_beyond(cores: usize, busy: usize) -> usize {
+    cores.saturating_sub(busy).max(1)
+}
+
+/// [`cores_beyond`] on this machine.
+pub fn spare_cores(busy: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    cores_beyond(cores, busy)
+}
+
 type Job = Box<dyn FnOnce() + Send>;
 
 /// One thread that runs one job at a time, in the order they came, and takes the next one
@@ -129,8 +142,7 @@ impl Lanes {
     /// As many lanes as the machine has cores beyond `busy` threads that keep their own
     /// (the JavaScript thread, a writer), at least one and at most `max`.
     pub fn spare_cores(name: &'static str, busy: usize, max: usize) -> Self {
-        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
-        Self::new(name, cores.saturating_sub(busy).clamp(1, max.max(1)))
+        Self::new(name, spare_cores(busy).min(max.max(1)))
     }
 
     /// Run `job` on the lane that holds the fewest jobs; given back when it is stopped
@@ -259,5 +271,25 @@ mod tests {
         assert_eq!(Lanes::new("one", 0).0.len(), 1, "at least one lane");
         let spare = Lanes::spare_cores("spare", 2, 3).0.len();
         assert!((1..=3).contains(&spare));
+    }
+
+    /// Workers that should not compete with the JavaScript thread (and a writer) for the
+    /// CPU get the cores beyond theirs, at least one.
+    #[test]
+    fn spare_cores_leave_the_busy_threads_theirs() {
+        for (cores, busy, spare) in [
+            (0, 1, 1),
+            (1, 1, 1),
+            (2, 1, 1),
+            (2, 2, 1),
+            (4, 1, 3),
+            (16, 2, 14),
+        ] {
+            assert_eq!(
+                cores_beyond(cores, busy),
+                spare,
+                "{cores} cores, {busy} busy"
+            );
+        }
     }
 }
