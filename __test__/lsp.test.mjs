@@ -683,6 +683,32 @@ test('an outstanding call keeps Node alive; an idle instance never does', () => 
   assert.ok(Date.now() - t0 < 25000, 'the process ended by itself')
 })
 
+/** CPU time (ms) of this process's thread named `name`, from /proc; undefined when none. */
+function threadCpuMs(name) {
+  for (const tid of readdirSync('/proc/self/task')) {
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8')
+    if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== name) continue
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    // utime and stime: fields 14 and 15 of stat(5), in clock ticks (100 per second).
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100
+  }
+  return undefined
+}
+
+test('the LSP thread polls for the next call only briefly, then sleeps', { skip: process.platform !== 'linux' && 'reads /proc' }, async () => {
+  const { ws, li } = setup()
+  writeFileSync(join(ws, 'a.ts'), 'hello\n')
+  await li.syncDocument('a.ts')
+  for (let i = 0; i < 200; i++) await li.hover({ file: 'a.ts', line: 0, character: 1 })
+  const afterCalls = threadCpuMs('prism-lsp')
+  assert.notEqual(afterCalls, undefined, 'the LSP thread runs')
+  // Idle for a second: a thread that kept polling would spend most of it on the CPU.
+  await new Promise((r) => setTimeout(r, 1000))
+  const idleMs = threadCpuMs('prism-lsp') - afterCalls
+  assert.ok(idleMs < 100, `the idle LSP thread spent ${idleMs} ms of CPU in 1 s`)
+  await li.dispose()
+})
+
 test('encodeLspFrame and LspFrameReader round-trip in any chunking and stay bounded', () => {
   const msgs = [{ jsonrpc: '2.0', id: 1, result: { text: 'é🙂' } }, { jsonrpc: '2.0', method: 'x', params: [] }]
   const bytes = Buffer.concat(msgs.map((m) => encodeLspFrame(m)))

@@ -1,8 +1,9 @@
 'use strict'
-// The call path of native store and artifact calls (see src/napi/calls.rs): a call is
-// started with a token; when it finished on the calling thread its result text comes back
-// at once, otherwise it arrives later through the one completion callback of this
-// environment's port, which settles the promise kept under the token.
+// The call path of native store, artifact and LanguageIntelligence calls (see
+// src/napi/calls.rs): a call is started with a token; when it finished on the calling
+// thread its result text comes back at once, otherwise it arrives later through the one
+// completion callback of this environment's port, which settles the promise kept under
+// the token.
 
 const native = require('./native.js')
 const { translate } = require('./errors.js')

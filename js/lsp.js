@@ -3,12 +3,14 @@
 // client whose process I/O runs on the native tokio runtime), encodeLspFrame and
 // LspFrameReader.
 //
-// Every call crosses as JSON text with a numeric token and completes through one callback
-// per instance (src/napi/lsp.rs explains why); an AbortSignal calls the native
-// `cancel(token)`, which drops the Rust request (sending `$/cancelRequest`). The rename
-// policy is consulted here, between the native plan (nothing written) and the native apply.
+// Every call crosses as JSON text with a numeric token and completes through the
+// environment's call port, as store and artifact calls do (js/calls.js; src/napi/lsp.rs
+// explains why); an AbortSignal calls the native `cancel(token)`, which drops the Rust
+// request (sending `$/cancelRequest`). The rename policy is consulted here, between the
+// native plan (nothing written) and the native apply.
 
 const native = require('./native.js')
+const { invoke, callPort } = require('./calls.js')
 const { callNative, translate, LanguageIntelligenceError, typeError, describe, isObject } = require('./errors.js')
 // A getter or Proxy trap that throws while the input is read is a TypeError with the
 // caller's error as `cause` (js/input.js).
@@ -62,12 +64,6 @@ class LanguageIntelligence {
   #native
   /** @type {import('../types/lsp').LanguageIntelligencePolicy | undefined} */
   #policy
-  /**
-   * token → { resolve, reject } of every outstanding native call.
-   * @type {Map<number, { resolve: (text: string) => void, reject: (err: unknown) => void }>}
-   */
-  #calls = new Map()
-  #nextToken = 1
 
   /** @param {import('../types/lsp').LanguageIntelligenceOptions} options */
   constructor(options) {
@@ -82,18 +78,7 @@ class LanguageIntelligence {
       throw typeError('options.policy must be an object with a check(action) function')
     }
     this.#policy = policy
-    const calls = this.#calls
-    // One completion callback for every call (see src/napi/lsp.rs). It must not hold the
-    // native handle or `this`: the native side holds it strongly.
-    /** @type {(token: number, ok: boolean, text: string) => void} */
-    const done = (token, ok, text) => {
-      const call = calls.get(token)
-      if (call === undefined) return
-      calls.delete(token)
-      if (ok) call.resolve(text)
-      else call.reject(translate(new Error(text)))
-    }
-    this.#native = callNative((json) => new native.NativeLanguageIntelligence(json, done), jsonOf('options', rest))
+    this.#native = callNative((json) => new native.NativeLanguageIntelligence(json, callPort()), jsonOf('options', rest))
   }
 
   /**
@@ -104,20 +89,19 @@ class LanguageIntelligence {
    * @returns {{ token: number, promise: Promise<string> }}
    */
   #start(op, json, cancellable) {
-    const token = this.#nextToken
-    this.#nextToken = token >= 0xfffffff0 ? 1 : token + 1
-    return {
-      token,
-      promise: new Promise((resolve, reject) => {
-        this.#calls.set(token, { resolve, reject })
-        try {
-          this.#native.start(op, json, token, cancellable)
-        } catch (err) {
-          this.#calls.delete(token)
-          throw translate(err)
-        }
-      }),
-    }
+    let token = 0
+    // The native start answers nothing: the outcome comes later, under `token`. Without a
+    // record of call times `invoke` lets the event loop sleep meanwhile rather than turn
+    // for the answer: the language server is another process, and on two cores a turning
+    // loop took the core it needed (src/napi/lsp.rs).
+    const promise = /** @type {Promise<string>} */ (
+      invoke((_, t) => {
+        token = t
+        this.#native.start(op, json, t, cancellable)
+        return null
+      })
+    )
+    return { token, promise }
   }
 
   /**

@@ -1,4 +1,5 @@
-//! The call path of checkpoint store and artifact service calls (issue 13).
+//! The call path of checkpoint store and artifact service calls (issue 13); the
+//! completion path of `LanguageIntelligence` calls too (`lsp.rs`).
 //!
 //! napi's `async fn` bridge costs a promise, a threadsafe function and a hop to a runtime
 //! thread per call, which dominated calls that do no I/O (a memory-store load: ~90 µs).
@@ -128,10 +129,9 @@ impl Shared {
 }
 
 /// A JS function `done(token, ok, text)` as a weak threadsafe function that is referenced
-/// only while calls are outstanding: the one completion path of store and artifact calls
-/// ([`CallPort`]) and of `LanguageIntelligence` calls (`lsp.rs`). `done` must not hold
-/// the native object that holds this (the threadsafe function holds `done` strongly, so
-/// that would be a cycle no GC can collect).
+/// only while calls are outstanding, and the mailbox: a [`CallPort`]'s. `done` must not
+/// hold the native object that holds this (the threadsafe function holds `done` strongly,
+/// so that would be a cycle no GC can collect).
 #[derive(Clone)]
 pub(crate) struct Completions {
     done: Arc<Done>,
@@ -257,7 +257,8 @@ pub fn completion_poller() -> PlainFunction {
     }
 }
 
-/// One JS environment's completion path for store and artifact calls.
+/// One JS environment's completion path for store, artifact and `LanguageIntelligence`
+/// calls.
 #[napi]
 #[derive(Clone)]
 pub struct CallPort {
@@ -297,6 +298,12 @@ fn panicked(panic: Box<dyn std::any::Any + Send>) -> PrismError {
 }
 
 impl CallPort {
+    /// On the JS thread: count one outstanding call that runs elsewhere (`lsp.rs`); its
+    /// outcome must be handed to the returned [`Completer`] exactly once.
+    pub(crate) fn completer(&self, env: &Env) -> Completer {
+        self.completions.acquire(env)
+    }
+
     /// Run `fut`: polled once here; when it finishes, its text is returned (`Some`), or
     /// its error thrown. Otherwise it continues on the runtime, `None` is returned, and
     /// its outcome arrives through `done(token, …)`.
