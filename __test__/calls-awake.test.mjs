@@ -4,10 +4,11 @@
 import { test, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { createHook } from 'node:async_hooks'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createSqlitePersistence, createArtifactService, createSecretRedactor } from '../index.mjs'
+import { createSqlitePersistence, createArtifactService, createSecretRedactor, createLanguageIntelligence } from '../index.mjs'
+import { workspace, fake } from './fixtures/lsp-helpers.mjs'
 
 const dir = mkdtempSync(join(tmpdir(), 'prism-awake-'))
 after(() => rmSync(dir, { recursive: true, force: true }))
@@ -125,5 +126,36 @@ test('an operation measured slow is measured again after 15 calls that slept: 4 
   for (let round = 0; round < 2; round++) {
     assert.deepEqual(await awakeOf(4), run(true, 4), `round ${round}: 4 calls stay awake to measure again`)
     assert.deepEqual(await awakeOf(15), run(false, 15), `round ${round}: still slow, the next 15 sleep`)
+  }
+})
+
+test('LanguageIntelligence calls never keep the loop awake, and one waiting does not stop sequential reads from doing so', async () => {
+  const ws = workspace()
+  writeFileSync(join(ws, 'a.ts'), 'hello\n')
+  const li = createLanguageIntelligence({ workspaceRoot: ws, servers: { fake: fake({ slowMs: 300 }) } })
+  const p = createSqlitePersistence({ filename: join(dir, 'awake-lsp.sqlite') })
+  try {
+    // The server answers hovers after 300 ms: warm it up (its start), then count.
+    await li.syncDocument('a.ts')
+    const lsp = await awakeTurns(async () => {
+      for (let i = 0; i < 3; i++) assert.match((await li.hover({ file: 'a.ts', line: 0, character: 1 })).text, /hello/)
+    })
+    assert.equal(lsp, 0, `LSP calls scheduled ${lsp} awake turns`)
+    const store = p.checkpoints
+    await store.saveCheckpoint({ namespace: 'n', key: 'k', version: 1, value: { a: 1 }, tenantId: 't' })
+    let hovered = false
+    const pending = li.hover({ file: 'a.ts', line: 0, character: 1 }).then((h) => {
+      hovered = true
+      return h
+    })
+    const reads = await awakeTurns(async () => {
+      for (let i = 0; i < 20; i++) assert.equal((await store.loadCheckpoint({ namespace: 'n', key: 'k', tenantId: 't' })).version, 1)
+    })
+    assert.equal(hovered, false, 'the hover was still waiting while the reads ran')
+    assert.ok(reads > 0, 'sequential reads kept the loop awake beside a waiting LSP call')
+    assert.match((await pending).text, /hello/)
+  } finally {
+    await p.close()
+    await li.dispose()
   }
 })

@@ -18,6 +18,12 @@ const { translate } = require('./errors.js')
 /** token → every outstanding native call. */
 /** @type {Map<number, Outstanding>} */
 const calls = new Map()
+/**
+ * How many of them keep a record of their time (store and artifact calls; not a
+ * LanguageIntelligence call, whose answer the loop does not stay awake for): the loop
+ * stays awake only while exactly one is outstanding.
+ */
+let recorded = 0
 /** @type {import('../binding.js').CallPort | undefined} */
 let port
 /** The port's mailbox (`pollCompletions`, below). @type {object} */
@@ -43,6 +49,7 @@ function settle(token, ok, text) {
   const call = calls.get(token)
   if (call === undefined) return
   calls.delete(token)
+  if (call.took) recorded--
   if (call.took && call.timed) {
     const ms = performance.now() - call.started
     const at = SLOTS * call.op + TIME
@@ -148,7 +155,7 @@ function invoke(start, took, op = 0) {
     })
   )
   calls.set(token, call)
-  if (took !== undefined && calls.size === 1) {
+  if (took !== undefined && ++recorded === 1) {
     const at = SLOTS * op
     if (took[at + TIME] >= AWAKE_MS && took[at + PROBE_LEFT] === 0 && took[at + ASLEEP] + 1 >= PROBE_EVERY) {
       // A probe measures afresh: what was measured before the calls that slept is stale.
@@ -175,7 +182,8 @@ function settledLater() {}
 // answers within a couple of hundred µs. Meanwhile an idle event loop sleeps in the
 // kernel, and waking it costs 25-30 µs on a virtual machine (issue 13: a sequential SQLite
 // loadCheckpoint took a median 38-59 µs with the loop asleep, 27-34 µs awake). So while
-// exactly one call is outstanding (a caller awaiting its calls one after another) and its
+// exactly one store or artifact call is outstanding (a caller awaiting its calls one after
+// another; a LanguageIntelligence call waiting meanwhile does not count) and its
 // operation lately answered within AWAKE_MS, the loop keeps turning through setImmediate
 // for at most AWAKE_MS: it never blocks (timers and I/O run as usual) and stops as soon as
 // the call answers. With more calls in flight, or for an operation that takes longer (a
@@ -210,7 +218,7 @@ function stayAwake(now) {
 
 function turnAwake() {
   deliver(pollCompletions(mailbox, true))
-  if (calls.size === 1 && performance.now() < awakeUntil) setImmediate(turnAwake)
+  if (recorded === 1 && performance.now() < awakeUntil) setImmediate(turnAwake)
   else {
     awake = false
     // No longer polled: what finished until now is taken here, later outcomes come
