@@ -78,7 +78,7 @@ fn lsp_runtime() -> Result<&'static LspRuntime, PrismError> {
 /// or finishes. A call waits on that thread twice (to write its request, and to read the
 /// answer and complete), and on the virtual machines measured waking a sleeping thread
 /// costs 25-50 µs each time (issue 13: an LSP call that does no I/O took 100-133 µs with
-/// the thread asleep, 10-12 µs with it polling). While it polls, each turn yields the CPU
+/// the thread asleep, 9-19 µs with it polling). While it polls, each turn yields the CPU
 /// to any other thread ready to run there (`sched_yield`, as `crate::util::lane` does) and
 /// lets the runtime check its I/O (`tokio::task::yield_now`), so a server's answer is read
 /// as soon as it arrives. The JavaScript thread does not also turn for the answer (as it
@@ -109,14 +109,16 @@ impl Awake {
     /// Whether [`SPIN`] passed since the last start or finish.
     fn quiet(&self) -> bool {
         let spin = u64::try_from(SPIN.as_nanos()).unwrap_or(u64::MAX);
-        self.now().saturating_sub(self.last.load(Ordering::Acquire)) >= spin
+        self.now().saturating_sub(self.last.load(Ordering::SeqCst)) >= spin
     }
 
     /// A call starts or finishes (on any thread): the LSP thread polls for [`SPIN`] from
-    /// now, with one task started for it unless one runs.
+    /// now, with one task started for it unless one runs. (Sequentially consistent, so a
+    /// task that stops polling either sees this stir's time or leaves `polling` clear for
+    /// it to start another.)
     fn stir(self: &Arc<Self>, handle: &tokio::runtime::Handle) {
-        self.last.store(self.now(), Ordering::Release);
-        if !self.polling.swap(true, Ordering::AcqRel) {
+        self.last.fetch_max(self.now(), Ordering::SeqCst);
+        if !self.polling.swap(true, Ordering::SeqCst) {
             let awake = self.clone();
             handle.spawn(async move { awake.poll().await });
         }
@@ -125,10 +127,10 @@ impl Awake {
     async fn poll(&self) {
         loop {
             if self.quiet() {
-                self.polling.store(false, Ordering::Release);
+                self.polling.store(false, Ordering::SeqCst);
                 // A call that stirred after the check above and saw `polling` still set
                 // started no task: keep polling for it, unless one started meanwhile.
-                if self.quiet() || self.polling.swap(true, Ordering::AcqRel) {
+                if self.quiet() || self.polling.swap(true, Ordering::SeqCst) {
                     return;
                 }
             }
@@ -334,12 +336,12 @@ mod tests {
         // a stir comes just as a task ends, on a machine slow to run this thread).
         while started.elapsed() < SPIN * 4 {
             awake.stir(&handle);
-            assert!(awake.polling.load(Ordering::Acquire));
+            assert!(awake.polling.load(Ordering::SeqCst));
             assert!(tasks() <= 2, "{} polling tasks", tasks());
             std::thread::sleep(SPIN / 10);
         }
         let quiet = Instant::now();
-        while tasks() > 0 || awake.polling.load(Ordering::Acquire) {
+        while tasks() > 0 || awake.polling.load(Ordering::SeqCst) {
             assert!(
                 quiet.elapsed() < Duration::from_secs(5),
                 "still polling {:?} after the last stir",
@@ -349,7 +351,7 @@ mod tests {
         }
         // A stir after it stopped starts polling again.
         awake.stir(&handle);
-        assert!(awake.polling.load(Ordering::Acquire));
+        assert!(awake.polling.load(Ordering::SeqCst));
         drop(thread);
     }
 }
