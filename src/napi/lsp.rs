@@ -51,7 +51,7 @@ pub struct NativeLanguageIntelligence {
 /// to tokio's blocking pool (`tokio::fs`).
 struct LspRuntime {
     handle: tokio::runtime::Handle,
-    awake: Arc<Awake>,
+    awake: Awake,
 }
 
 fn lsp_runtime() -> Result<&'static LspRuntime, PrismError> {
@@ -68,7 +68,7 @@ fn lsp_runtime() -> Result<&'static LspRuntime, PrismError> {
             .map_err(|e| format!("cannot start the LSP runtime thread: {e}"))?;
         Ok(LspRuntime {
             handle,
-            awake: Arc::new(Awake::new()),
+            awake: Awake::new(),
         })
     });
     rt.as_ref().map_err(|e| PrismError::internal(e.clone()))
@@ -116,11 +116,10 @@ impl Awake {
     /// now, with one task started for it unless one runs. (Sequentially consistent, so a
     /// task that stops polling either sees this stir's time or leaves `polling` clear for
     /// it to start another.)
-    fn stir(self: &Arc<Self>, handle: &tokio::runtime::Handle) {
+    fn stir(&'static self, handle: &tokio::runtime::Handle) {
         self.last.fetch_max(self.now(), Ordering::SeqCst);
         if !self.polling.swap(true, Ordering::SeqCst) {
-            let awake = self.clone();
-            handle.spawn(async move { awake.poll().await });
+            handle.spawn(self.poll());
         }
     }
 
@@ -171,7 +170,6 @@ impl NativeLanguageIntelligence {
     ) -> napi::Result<()> {
         guard(|| {
             let runtime = lsp_runtime()?;
-            let (handle, awake) = (runtime.handle.clone(), runtime.awake.clone());
             let done = self.port.completer(&env);
             let inner = self.inner.clone();
             let cancels = self.cancels.clone();
@@ -197,7 +195,7 @@ impl NativeLanguageIntelligence {
                 }
                 done.complete(token, result.map_err(|e| e.reason));
                 // A caller awaiting calls in sequence starts its next one soon.
-                awake.stir(&handle);
+                runtime.awake.stir(&runtime.handle);
             };
             runtime.handle.spawn(task);
             runtime.awake.stir(&runtime.handle);
@@ -314,7 +312,6 @@ pub fn lsp_constants() -> String {
 mod tests {
     use super::{Awake, SPIN};
     use std::sync::atomic::Ordering;
-    use std::sync::Arc;
     use std::time::{Duration, Instant};
 
     /// One task polls however often calls stir, and it ends once [`SPIN`] passed without
@@ -327,7 +324,7 @@ mod tests {
             .unwrap();
         let handle = rt.handle().clone();
         let thread = std::thread::spawn(move || rt.block_on(std::future::pending::<()>()));
-        let awake = Arc::new(Awake::new());
+        let awake: &'static Awake = Box::leak(Box::new(Awake::new()));
         let tasks = || handle.metrics().num_alive_tasks();
         awake.stir(&handle);
         assert_eq!(tasks(), 1, "a stir starts one polling task");
