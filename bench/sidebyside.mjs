@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { createRequire } from 'node:module'
 import { pathToFileURL } from 'node:url'
 import { execFileSync } from 'node:child_process'
-import { fmt, sampleLoopDelay, worseDelay, fmtDelay } from './util.mjs'
+import { fmt, sampleLoopDelay, worseDelay, fmtDelay, fmtSteal } from './util.mjs'
 import { sampleStalls } from './stalls.mjs'
 
 const require = createRequire(import.meta.url)
@@ -409,6 +409,8 @@ function combine(passes) {
       median: medianDelay(passes.map((p) => p.loop.p99)),
       worst: worst((p) => p.loop.p99),
       samples: passes.reduce((n, p) => n + p.loop.samples, 0),
+      // The host's steal over every pass (NaN where the machine does not report it).
+      stealMs: passes.reduce((n, p) => n + p.loop.stealMs, 0),
     },
     stalls: passes[0].stalls,
   }
@@ -537,7 +539,7 @@ export default async function sideBySide() {
       const { worst, samples } = o.loop
       const verdict = Number.isNaN(worst) ? 'nothing to measure' : worst < 1 ? 'met' : 'NOT met'
       const over = samples === 0 ? '' : ` over the whole workload (${samples} samples; median pass ${fmtDelay(o.loop.median)})`
-      console.log(`${`event-loop p99 delay, prism-review (${kind})`.padEnd(44)} ${fmtDelay(worst).padStart(11)}${over}  (target < 1 ms: ${verdict}; idle loop ${fmtDelay(idle.p99)})`)
+      console.log(`${`event-loop p99 delay, prism-review (${kind})`.padEnd(44)} ${fmtDelay(worst).padStart(11)}${over}  (target < 1 ms: ${verdict}; idle loop ${fmtDelay(idle.p99)}${fmtSteal(o.loop.stealMs)})`)
       const rowWorst = [o.cyc.p99, o.rev.p99, ...Object.values(o.rows).map((x) => x.p99)].reduce(worseDelay, NaN)
       if (!Number.isNaN(rowWorst)) console.log(`${`highest p99 of one row (${kind})`.padEnd(44)} ${fmtDelay(rowWorst).padStart(11)}  (a row holds a few dozen samples: its p99 is nearly its maximum)`)
       if (o.stalls) {

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createMemoryCheckpointStore, createSqlitePersistence, createPostgresPersistence } from '../index.mjs'
 import { execFileSync } from 'node:child_process'
-import { fmt, sampleLoopDelay, fmtDelay } from './util.mjs'
+import { fmt, sampleLoopDelay, fmtDelay, fmtSteal } from './util.mjs'
 
 const ownership = { tenantId: 'bench' }
 
@@ -105,7 +105,8 @@ export default async function () {
     console.log(
       `event-loop delay p99 while SQLite work runs (both rows, ${sqliteWhole.samples} samples): ${fmtDelay(worst)} ` +
         `(target < 2 ms: ${worst < 2 ? 'met' : 'NOT met'}), max ${fmtDelay(sqliteWhole.max)}; ` +
-        `idle noise floor ${fmtDelay(idle.p99)}${idle.p99 >= 2 ? ' (the machine itself is over the target: rerun on a quiet machine)' : ''}`,
+        `idle noise floor ${fmtDelay(idle.p99)}${idle.p99 >= 2 ? ' (the machine itself is over the target: rerun on a quiet machine)' : ''}` +
+        fmtSteal(sqliteWhole.stealMs),
     )
   } finally {
     rmSync(dir, { recursive: true, force: true })

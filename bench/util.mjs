@@ -1,5 +1,6 @@
 // Small timing helpers shared by the benchmarks.
 import { performance, monitorEventLoopDelay } from 'node:perf_hooks'
+import { readFileSync } from 'node:fs'
 
 /** Median milliseconds of `fn` over `runs` runs after `warmup` runs. */
 export async function medianMs(fn, { runs = 7, warmup = 2 } = {}) {
@@ -26,7 +27,8 @@ export function fmt(n, digits = 2) {
 }
 
 /**
- * Sample the event-loop delay until `stop()`, which answers `{ p99, max, samples }` in ms.
+ * Sample the event-loop delay until `stop()`, which answers `{ p99, max, samples, stealMs }`
+ * in ms (`stealMs`: the host's steal meanwhile, `hostSteal`).
  * Node's histogram records the time between runs of its `resolution` timer, the
  * interval itself included (an idle loop reads ~1.1 ms at a 1 ms resolution, ~10.1 ms at
  * 10 ms), so the delay is what it records less the resolution. `samples` 0: the loop never
@@ -35,15 +37,44 @@ export function fmt(n, digits = 2) {
  */
 export function sampleLoopDelay(resolution = 1) {
   const h = monitorEventLoopDelay({ resolution })
+  const steal = hostSteal()
   h.enable()
   return {
     stop() {
       h.disable()
+      const stealMs = steal.stop()
       const delay = (ns) => Math.max(0, ns / 1e6 - resolution)
-      if (h.count === 0) return { p99: NaN, max: NaN, samples: 0 }
-      return { p99: delay(h.percentile(99)), max: delay(h.max), samples: h.count }
+      if (h.count === 0) return { p99: NaN, max: NaN, samples: 0, stealMs }
+      return { p99: delay(h.percentile(99)), max: delay(h.max), samples: h.count, stealMs }
     },
   }
+}
+
+/**
+ * The machine's steal time so far, in ms summed over its CPUs: time a hypervisor ran
+ * something else while one of this VM's CPUs had work (Linux's /proc/stat, in ticks of
+ * USER_HZ = 100 per second, so 10 ms steps); NaN where it is not reported. On a shared VM
+ * it is where many long event-loop stalls go: a stolen CPU shows in the guest as idle, or
+ * as the running thread's own time (issue 13's notes).
+ */
+export function readSteal() {
+  try {
+    const cpu = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/)
+    return cpu[0] === 'cpu' && cpu.length > 8 ? Number(cpu[8]) * 10 : NaN
+  } catch {
+    return NaN
+  }
+}
+
+/** Steal from now until `stop()` (ms, all CPUs; NaN where not reported). */
+export function hostSteal() {
+  const start = readSteal()
+  return { stop: () => readSteal() - start }
+}
+
+/** ` (host steal N ms)`, or nothing where steal is not reported. */
+export function fmtSteal(ms) {
+  return Number.isNaN(ms) ? '' : `; host steal meanwhile ${fmt(ms, 0)} ms (all CPUs, 10 ms steps)`
 }
 
 /** The larger of two delay figures, either of which may be NaN (no sample). */
