@@ -6,7 +6,7 @@
 // and the host's steal over the same gaps (/proc/stat): on a shared VM a stolen CPU shows
 // as the JS thread "running" or as idle, so that part is the hypervisor's, not ours.
 import { readFileSync } from 'node:fs'
-import { fmt, readSteal } from './util.mjs'
+import { fmt, fmtSteal, readSteal } from './util.mjs'
 
 const PATH = `/proc/self/task/${process.pid}/schedstat`
 
@@ -44,7 +44,7 @@ export function sampleStalls(overMs = Number(process.env.PRISM_BENCH_STALL_MS ??
   return {
     stop() {
       on = false
-      return `${total.n} stalls > ${overMs} ms, ${fmt(total.gap, 0)} ms: JS thread running ${fmt(total.run, 0)} ms, waiting for a CPU ${fmt(total.wait, 0)} ms, idle ${fmt(Math.max(0, total.gap - total.run - total.wait), 0)} ms${Number.isNaN(total.steal) ? '' : `; host steal over these gaps ${fmt(total.steal, 0)} ms (all CPUs, 10 ms steps)`}`
+      return `${total.n} stalls > ${overMs} ms, ${fmt(total.gap, 0)} ms: JS thread running ${fmt(total.run, 0)} ms, waiting for a CPU ${fmt(total.wait, 0)} ms, idle ${fmt(Math.max(0, total.gap - total.run - total.wait), 0)} ms${fmtSteal(total.steal, 'over these gaps')}`
     },
   }
 }

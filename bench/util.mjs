@@ -72,9 +72,9 @@ export function hostSteal() {
   return { stop: () => readSteal() - start }
 }
 
-/** ` (host steal N ms)`, or nothing where steal is not reported. */
-export function fmtSteal(ms) {
-  return Number.isNaN(ms) ? '' : `; host steal meanwhile ${fmt(ms, 0)} ms (all CPUs, 10 ms steps)`
+/** `; host steal <when> N ms (…)`, or nothing where steal is not reported. */
+export function fmtSteal(ms, when = 'meanwhile') {
+  return Number.isNaN(ms) ? '' : `; host steal ${when} ${fmt(ms, 0)} ms (all CPUs, 10 ms steps)`
 }
 
 /** The larger of two delay figures, either of which may be NaN (no sample). */
