@@ -7,6 +7,7 @@ const errors = require('./js/errors.js')
 module.exports = {
   // errors
   ArtifactError: errors.ArtifactError,
+  CHECKPOINT_CONFLICT_CODE: errors.CHECKPOINT_CONFLICT_CODE,
   CheckpointConflictError: errors.CheckpointConflictError,
   CodingPatchReviewError: errors.CodingPatchReviewError,
   LanguageIntelligenceError: errors.LanguageIntelligenceError,

@@ -7,6 +7,7 @@ const cjs = createRequire(import.meta.url)('./index.js')
 // errors
 export const {
   ArtifactError,
+  CHECKPOINT_CONFLICT_CODE,
   CheckpointConflictError,
   CodingPatchReviewError,
   LanguageIntelligenceError,

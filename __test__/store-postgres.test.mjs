@@ -41,6 +41,32 @@ test('options: wrong types are invalid_input, a connection string that can never
   }
 })
 
+test("the reference's options: poolMax sizes the pool, skipMigrations creates nothing, its event and feedback options are ignored, a pg Pool or poolConfig is refused", { skip }, async () => {
+  const sized = `${schema}_poolmax`
+  try {
+    const p = createPostgresPersistence({ connectionString: url, schema: sized, poolMax: 2, feedbackRedactor: {}, eventSource: { maxPageSize: 10 }, eventCursorSecret: new Uint8Array(32) })
+    // 24 saves in flight on a pool of 2: the pool's connections stay open (idle) after
+    // them, and there are 2 (the default pool would have opened more).
+    await Promise.all(Array.from({ length: 24 }, (_, i) => p.checkpoints.saveCheckpoint({ namespace: 'n', key: `k${i}`, tenantId: 't', version: 1, value: i })))
+    const open = Number(psql(`SELECT count(*) FROM pg_stat_activity WHERE application_name = 'prism-review' AND query LIKE '%${sized}%'`))
+    assert.ok(open >= 1 && open <= 2, `the pool holds 1..2 connections, saw ${open}`)
+    assert.equal(Number(psql(`SELECT count(*) FROM "${sized}".prism_checkpoints`)), 24)
+    await p.close()
+    assert.throws(() => createPostgresPersistence({ connectionString: url, poolMax: 2, maxConnections: 3 }), isInvalid)
+    assert.throws(() => createPostgresPersistence({ connectionString: url, poolMax: 0 }), RangeError)
+  } finally {
+    psql(`DROP SCHEMA IF EXISTS "${sized}" CASCADE`)
+  }
+  const bare = `${schema}_unmigrated`
+  const s = createPostgresPersistence({ connectionString: url, schema: bare, skipMigrations: true })
+  await assert.rejects(s.checkpoints.loadCheckpoint({ namespace: 'n', key: 'k', tenantId: 't' }), (e) => e.code === 'ERR_PRISM_INTERNAL')
+  await s.close()
+  assert.equal(psql(`SELECT count(*) FROM information_schema.schemata WHERE schema_name = '${bare}'`).trim(), '0', 'nothing created')
+  class Pool {}
+  assert.throws(() => createPostgresPersistence({ pool: new Pool() }), (e) => isInvalid(e) && /options\.pool is not supported.*connectionString/.test(e.message))
+  assert.throws(() => createPostgresPersistence({ connectionString: url, poolConfig: { host: 'h' } }), (e) => isInvalid(e) && /options\.poolConfig is not supported/.test(e.message))
+})
+
 test('an unreachable server is a typed error without credentials; close is idempotent', async () => {
   const p = createPostgresPersistence({ connectionString: 'postgres://me:hunter2secret@127.0.0.1:1/db', connectTimeoutMs: 2000 })
   await assert.rejects(
@@ -134,6 +160,23 @@ test('a database of the 0.1 schema (one key per namespace and key) is migrated o
     assert.equal(psql(`SELECT string_agg(version::text, ',' ORDER BY version) FROM "${old}".prism_migrations`).trim(), '1,2')
   } finally {
     psql(`DROP SCHEMA IF EXISTS "${old}" CASCADE`)
+  }
+})
+
+test("a schema holding @arnilo/prism's PostgreSQL tables is refused with a message that says so, and left as it was", { skip }, async () => {
+  const theirs = `${schema}_reference`
+  // The reference's migration table, as its persistence creates it (packages/session-store-postgres ddl).
+  psql(`CREATE SCHEMA "${theirs}";
+    CREATE TABLE "${theirs}".prism_migrations (id TEXT NOT NULL PRIMARY KEY, name TEXT NOT NULL, version TEXT NOT NULL,
+      applied_at TEXT NOT NULL, applied_by TEXT, checksum TEXT, metadata TEXT, UNIQUE (name, version));
+    INSERT INTO "${theirs}".prism_migrations VALUES ('001', 'initial', '1', '2026-01-01T00:00:00Z', NULL, NULL, NULL);`)
+  try {
+    const p = createPostgresPersistence({ connectionString: url, schema: theirs })
+    await assert.rejects(p.checkpoints.loadCheckpoint({ namespace: 'n', key: 'k', tenantId: 't' }), (e) => /holds the tables of @arnilo\/prism's PostgreSQL persistence.*schema of its own/.test(e.message))
+    await p.close()
+    assert.equal(psql(`SELECT count(*) FROM information_schema.tables WHERE table_schema = '${theirs}'`).trim(), '1', 'nothing created beside their table')
+  } finally {
+    psql(`DROP SCHEMA IF EXISTS "${theirs}" CASCADE`)
   }
 })
 

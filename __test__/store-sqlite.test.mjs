@@ -3,11 +3,11 @@
 import { test, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawnLines } from './fixtures/spawn-lines.mjs'
-import { mkdtempSync, rmSync, existsSync } from 'node:fs'
+import { mkdtempSync, rmSync, existsSync, writeFileSync, statSync, readdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { createSqlitePersistence, ArtifactError } from '../index.mjs'
+import { createSqlitePersistence, createArtifactService, createSecretRedactor, ArtifactError } from '../index.mjs'
 import { integrity } from './fixtures/sqlite-integrity.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
@@ -48,8 +48,67 @@ test('options: wrong types are invalid_input, a busy timeout outside 1..600000 i
   assert.equal(existsSync(join(dir, 'x.db')), false, 'nothing was created')
 })
 
+test('":memory:" is one ephemeral database per persistence, shared by all its connections (the reference\'s "ephemeral tests")', async () => {
+  const before = readdirSync('.')
+  const p = createSqlitePersistence({ filename: ':memory:' })
+  const service = createArtifactService(p.checkpoints, { redactor: createSecretRedactor(['memory-secret']), linkSecret: 'memory-link-secret-0123' })
+  // Writes and reads in flight together (the writer's connection and the readers').
+  const attached = await Promise.all(
+    Array.from({ length: 30 }, (_, i) => service.attach({ ownership, threadId: 't', id: `a${i}`, uri: `https://x/${i}`, mime: 'text/plain', hash: 'sha256:1' })),
+  )
+  const got = await Promise.all(attached.map((r) => service.get({ ownership, threadId: 't', artifactId: r.id })))
+  assert.deepEqual(got.map((r) => r.id), attached.map((r) => r.id))
+  await service.approve({ ownership, threadId: 't', artifactId: 'a0', version: 1, reviewer: 'user:r' })
+  assert.equal((await service.get({ ownership, threadId: 't', artifactId: 'a0' })).approvals.length, 1)
+  assert.equal((await service.list({ ownership, threadId: 't', limit: 100 })).items.length, 30)
+  // Another persistence's ":memory:" is another database.
+  const other = createSqlitePersistence({ filename: ':memory:' })
+  assert.equal(await other.checkpoints.loadCheckpoint({ namespace: 'n', key: 'k', ...ownership }), null)
+  await p.checkpoints.saveCheckpoint({ namespace: 'n', key: 'k', ...ownership, version: 1, value: 1 })
+  assert.equal(await other.checkpoints.loadCheckpoint({ namespace: 'n', key: 'k', ...ownership }), null)
+  await Promise.all([p.close(), other.close()])
+  assert.deepEqual(readdirSync('.'), before, 'nothing written to the working directory')
+  // In-memory URIs would give each connection its own database: refused, naming ":memory:".
+  for (const filename of ['file::memory:', 'file::memory:?cache=shared', 'file:x.db?mode=memory&cache=shared']) {
+    assert.throws(() => createSqlitePersistence({ filename }), (e) => isInvalid(e) && /in-memory URI.*":memory:"/.test(e.message), filename)
+  }
+})
+
+test("the reference's options: a missing directory is created, the files are the owner's only (fileMode), wal, skipMigrations; feedbackRedactor ignored, database refused", async () => {
+  const filename = join(dir, 'made', 'here', 'opts.db')
+  const p = createSqlitePersistence({ filename, feedbackRedactor: { redact: (v) => v } })
+  await p.checkpoints.saveCheckpoint({ namespace: 'n', key: 'k', ...ownership, version: 1, value: 1 })
+  const mode = (f) => statSync(f).mode & 0o777
+  if (process.platform !== 'win32') {
+    for (const f of [filename, `${filename}-wal`, `${filename}-shm`]) assert.equal(mode(f), 0o600, f)
+  }
+  await p.close()
+  // wal: false (rollback journal) on an existing WAL file, and another mode.
+  const q = createSqlitePersistence({ filename, wal: false, fileMode: 0o640 })
+  assert.equal((await q.checkpoints.loadCheckpoint({ namespace: 'n', key: 'k', ...ownership })).version, 1)
+  if (process.platform !== 'win32') assert.equal(mode(filename), 0o640)
+  await q.close()
+  const fresh = join(dir, 'rollback.db')
+  const r = createSqlitePersistence({ filename: fresh, wal: false })
+  await r.checkpoints.saveCheckpoint({ namespace: 'n', key: 'k', ...ownership, version: 1, value: 1 })
+  assert.equal((await r.checkpoints.loadCheckpoint({ namespace: 'n', key: 'k', ...ownership })).value, 1)
+  await r.close()
+  assert.equal(existsSync(`${fresh}-wal`), false, 'no WAL file without wal')
+  // skipMigrations: no table is made, so the first use names the missing table.
+  const s = createSqlitePersistence({ filename: join(dir, 'unmigrated.db'), skipMigrations: true })
+  await assert.rejects(s.checkpoints.loadCheckpoint({ namespace: 'n', key: 'k', ...ownership }), /no such table/)
+  await s.close()
+  // A better-sqlite3 handle cannot be shared with the native store: refused by name.
+  class Database {}
+  assert.throws(() => createSqlitePersistence({ filename, database: new Database() }), (e) => isInvalid(e) && /options\.database is not supported.*filename/.test(e.message))
+  assert.throws(() => createSqlitePersistence({ filename, fileMode: 0o1000 }), RangeError)
+  assert.throws(() => createSqlitePersistence({ filename, wal: 'yes' }), isInvalid)
+})
+
 test('an unopenable file is a typed error on first use; close is idempotent and later use is refused', async () => {
-  const bad = createSqlitePersistence({ filename: join(dir, 'no', 'such', 'dir.db') })
+  // Under a regular file: no directory can be made there (a missing directory is created).
+  writeFileSync(join(dir, 'a-file'), '')
+  const bad = createSqlitePersistence({ filename: join(dir, 'a-file', 'such', 'dir.db') })
   await assert.rejects(bad.checkpoints.loadCheckpoint({ namespace: 'n', key: 'k', ...ownership }), (e) => isInvalid(e) && /cannot open/.test(e.message))
   await bad.close()
 

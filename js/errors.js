@@ -5,6 +5,9 @@
 
 const ERROR_MARKER = '\u001fPRISM'
 
+/** The native error tables (src/napi/mod.rs `errorTables`): the codes Rust owns. */
+const TABLES = JSON.parse(require('./native.js').errorTables())
+
 /**
  * @param {Function} cls
  * @param {string} name
@@ -41,6 +44,9 @@ function reasonErrorClass(name, code) {
 /** Artifact service failures: `code` "ERR_PRISM_ARTIFACT" and a `reason`. */
 const ArtifactError = reasonErrorClass('ArtifactError', 'ERR_PRISM_ARTIFACT')
 
+/** The `code` of a checkpoint store's compare-and-swap conflict (@arnilo/prism's export; Rust's). */
+const CHECKPOINT_CONFLICT_CODE = /** @type {'ERR_PRISM_CHECKPOINT_CONFLICT'} */ (TABLES.checkpointConflictCode)
+
 /** A compare-and-swap conflict in a checkpoint store. Host stores reject with it. */
 class CheckpointConflictError extends Error {
   /**
@@ -49,7 +55,7 @@ class CheckpointConflictError extends Error {
    */
   constructor(message = 'checkpoint version conflict', options) {
     super(message, options)
-    this.code = 'ERR_PRISM_CHECKPOINT_CONFLICT'
+    this.code = CHECKPOINT_CONFLICT_CODE
   }
 }
 defineName(CheckpointConflictError, 'CheckpointConflictError')
@@ -98,7 +104,7 @@ defineName(LanguageIntelligenceError, 'LanguageIntelligenceError')
 const ARTIFACT_BODY_ERROR_CODES = Object.freeze(
   /** @type {Record<string, string>} */ (
     Object.fromEntries(
-      JSON.parse(require('./native.js').errorTables()).bodyCodes.map((/** @type {string} */ r) => [r, `ERR_PRISM_ARTIFACT_BODY_${r}`]),
+      TABLES.bodyCodes.map((/** @type {string} */ r) => [r, `ERR_PRISM_ARTIFACT_BODY_${r}`]),
     )
   ),
 )
@@ -374,6 +380,7 @@ module.exports = {
   isObject,
   isArray,
   ArtifactError,
+  CHECKPOINT_CONFLICT_CODE,
   CheckpointConflictError,
   CodingPatchReviewError,
   LanguageIntelligenceError,

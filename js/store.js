@@ -128,7 +128,21 @@ function optionsJson(fnName, options, allowUndefined) {
   if (!isObject(options)) {
     throw invalidInput(`${fnName}: options must be an object`)
   }
-  return toJson(options, (m) => invalidInput(`${fnName}: ${m}`))
+  return toJson(options, (m) => invalidInput(`${fnName}: ${m}`), (o) => JSON.stringify(o, liveObjectsNamed))
+}
+
+/**
+ * `JSON.stringify`'s replacer for an options object: a value inside it that is a live
+ * object (a class instance such as a driver's pool or database handle) is sent as its
+ * class's name, not serialized, so that the factory refuses it by name (the native side
+ * decides which options it takes).
+ * @param {string} key
+ * @param {unknown} value
+ */
+function liveObjectsNamed(key, value) {
+  if (key === '' || value === null || typeof value !== 'object' || Array.isArray(value)) return value
+  const proto = Object.getPrototypeOf(value)
+  return proto === Object.prototype || proto === null ? value : `[${proto.constructor?.name ?? 'object'}]`
 }
 
 /**
@@ -195,7 +209,7 @@ function createSqlitePersistence(options) {
  */
 function createPostgresPersistence(options) {
   return entryPoint('createPostgresPersistence(options)', () => {
-    checkLimits('createPostgresPersistence', options, ['maxConnections', 'connectTimeoutMs'])
+    checkLimits('createPostgresPersistence', options, ['poolMax', 'maxConnections', 'connectTimeoutMs'])
     return persistence(callNative(native.createPostgresPersistence, optionsJson('createPostgresPersistence', options, false)))
   })
 }

@@ -212,7 +212,7 @@ impl PrismError {
     pub fn code(&self) -> String {
         match self.kind {
             ErrorKind::Artifact(_) => "ERR_PRISM_ARTIFACT".into(),
-            ErrorKind::CheckpointConflict => "ERR_PRISM_CHECKPOINT_CONFLICT".into(),
+            ErrorKind::CheckpointConflict => crate::store::host::CONFLICT_CODE.into(),
             ErrorKind::Review(c) => format!("ERR_PRISM_REVIEW_{c}"),
             ErrorKind::Lsp(c) => format!("ERR_PRISM_LSP_{c}"),
             ErrorKind::Body(c) => format!("ERR_PRISM_ARTIFACT_BODY_{c}"),

@@ -33,6 +33,9 @@ export declare class ArtifactError extends Error {
   readonly reason: ArtifactErrorReason | (string & {})
 }
 
+/** The `code` of every checkpoint store conflict, {@link CheckpointConflictError}'s among them. */
+export declare const CHECKPOINT_CONFLICT_CODE: 'ERR_PRISM_CHECKPOINT_CONFLICT'
+
 /**
  * A compare-and-swap conflict in a checkpoint store. A host's own store rejects with
  * this (or any error whose `code` is `"ERR_PRISM_CHECKPOINT_CONFLICT"`) when

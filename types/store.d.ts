@@ -147,10 +147,28 @@ export declare function createMemoryCheckpointStore(options?: MemoryCheckpointSt
 
 /** Options of {@link createSqlitePersistence}. */
 export interface SqlitePersistenceOptions {
-  /** Path of the database file (created when missing), or `":memory:"`. */
+  /**
+   * Path of the database file (created when missing, with its directory), or `":memory:"`
+   * for an ephemeral database that all of this persistence's connections share and that
+   * `close()` discards. A `file:` URI naming an in-memory database (`file::memory:`,
+   * `mode=memory`) is refused: each connection would get a database of its own.
+   */
   readonly filename: string
   /** How long a write waits for another process's lock, in ms. Default 5000, hard 600000 (`RangeError` outside `1..hard`). */
   readonly busyTimeoutMs?: number
+  /**
+   * WAL journal (default `true`): reads never wait for a write. `false` keeps SQLite's
+   * rollback journal, where a read waits (within `busyTimeoutMs`) while a write commits.
+   */
+  readonly wal?: boolean
+  /** Permission bits the database file and its `-wal`/`-shm` files get on every open (Unix). Default 384 (`0o600`), hard 511 (`0o777`); `0..hard` (else `RangeError`). */
+  readonly fileMode?: number
+  /** Neither create nor migrate the table on open (tests; the table must exist). Default `false`. */
+  readonly skipMigrations?: boolean
+  /** Accepted for `@arnilo/prism` compatibility and ignored: this persistence keeps no feedback. */
+  readonly feedbackRedactor?: unknown
+  /** Not supported (refused): the native store opens the file itself; pass `filename`. */
+  readonly database?: never
 }
 
 /** A SQLite database holding checkpoints. */
@@ -181,12 +199,26 @@ export interface PostgresPersistenceOptions {
    * are unencrypted (no TLS in this build). It never appears in an error message.
    */
   readonly connectionString: string
-  /** Pool size. Default 10, hard 100 (`RangeError` outside `1..hard`). */
+  /** Pool size (`@arnilo/prism`'s name). Default 10, hard 100 (`RangeError` outside `1..hard`). */
+  readonly poolMax?: number
+  /** Pool size, as `poolMax` (give one; both must agree). Default 10, hard 100 (`RangeError` outside `1..hard`). */
   readonly maxConnections?: number
   /** Schema holding the tables: a plain identifier. Default `"public"`. */
   readonly schema?: string
   /** Connect and pool-wait timeout in ms. Default 10 000, hard 600000 (`RangeError` outside `1..hard`). */
   readonly connectTimeoutMs?: number
+  /** Neither create nor migrate the schema on first use (tests; the table must exist). Default `false`. */
+  readonly skipMigrations?: boolean
+  /** Accepted for `@arnilo/prism` compatibility and ignored: this persistence keeps no feedback. */
+  readonly feedbackRedactor?: unknown
+  /** Accepted for `@arnilo/prism` compatibility and ignored: this persistence has no event source. */
+  readonly eventSource?: unknown
+  /** Accepted for `@arnilo/prism` compatibility and ignored: this persistence has no event source. */
+  readonly eventCursorSecret?: string | Uint8Array
+  /** Not supported (refused): the native store keeps its own connections; pass `connectionString` and `poolMax`. */
+  readonly pool?: never
+  /** Not supported (refused): put the connection settings in `connectionString`. */
+  readonly poolConfig?: never
 }
 
 /** A PostgreSQL database holding checkpoints. */

@@ -6,8 +6,11 @@ import {
   artifactApprovalState,
   artifactCheckpointKey,
   ArtifactError,
+  CHECKPOINT_CONFLICT_CODE,
   CheckpointConflictError,
   createArtifactHandler,
+  createPostgresPersistence,
+  createSqlitePersistence,
   createArtifactService,
   createSecretRedactor,
   resolveArtifactLimits,
@@ -189,3 +192,26 @@ const authorize: ArtifactAuthorizer = async (input: ArtifactAuthorizationInput) 
 
 const handlerOptions: CreateArtifactHandlerOptions = { service, authorize, linkSecret: 'demo-delivery-link-secret', limits }
 export const handler: (request: Request) => Promise<Response> = createArtifactHandler(handlerOptions)
+
+// The persistence factories with the options @arnilo/prism's documentation shows.
+const conflictCode: 'ERR_PRISM_CHECKPOINT_CONFLICT' = CHECKPOINT_CONFLICT_CODE
+export const isConflict = (e: unknown): boolean => (e as { code?: unknown }).code === conflictCode
+export const ephemeral = createSqlitePersistence({ filename: ':memory:' })
+export const onDisk = createSqlitePersistence({
+  filename: './data/prism.db',
+  wal: true,
+  busyTimeoutMs: 5000,
+  fileMode: 0o600,
+  skipMigrations: false,
+  feedbackRedactor: createSecretRedactor(['secret']),
+})
+export async function openPostgres(connectionString: string) {
+  const persistence = await createPostgresPersistence({
+    connectionString,
+    schema: 'prism',
+    poolMax: 10,
+    skipMigrations: false,
+    eventCursorSecret: 'replica-shared-secret',
+  })
+  return createArtifactService(persistence.checkpoints, { redactor: createSecretRedactor(['secret']), linkSecret: 'demo-delivery-link-secret' })
+}

@@ -127,6 +127,7 @@ pub fn error_tables() -> napi::Result<String> {
             "bodyCodes": all(BodyCode::ALL, BodyCode::as_str),
             "workDraftReasons": all(WorkDraftReason::ALL, WorkDraftReason::as_str),
             "s3Codes": all(S3Code::ALL, S3Code::as_str),
+            "checkpointConflictCode": crate::store::host::CONFLICT_CODE,
         })
         .to_string())
     })

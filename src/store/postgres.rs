@@ -44,6 +44,8 @@ pub struct PostgresOptions {
     pub max_connections: usize,
     pub schema: String,
     pub connect_timeout: Duration,
+    /// `skipMigrations`: the schema is neither created nor migrated on first use.
+    pub skip_migrations: bool,
 }
 
 /// A connection string that can never connect (empty, unparsable, no host, no user) is a
@@ -119,6 +121,7 @@ impl PostgresOptions {
             max_connections: usize::try_from(max).unwrap_or(10),
             schema: schema.to_string(),
             connect_timeout,
+            skip_migrations: false,
         })
     }
 }
@@ -248,6 +251,11 @@ impl Shared {
              );
              DO $prism$
              BEGIN
+               -- @arnilo/prism's persistence keeps a prism_migrations table of its own layout.
+               IF EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = '{s}'
+                          AND table_name = 'prism_migrations' AND column_name = 'id') THEN
+                 RAISE EXCEPTION 'schema \"{s}\" holds the tables of @arnilo/prism''s PostgreSQL persistence (its prism_migrations); give prism-review a schema of its own (options.schema)';
+               END IF;
                IF NOT EXISTS (SELECT 1 FROM \"{s}\".prism_migrations WHERE version = 1) THEN
                  CREATE TABLE \"{s}\".prism_checkpoints (
                    namespace  text COLLATE \"C\" NOT NULL,
@@ -357,7 +365,7 @@ impl PostgresPersistence {
                 table,
                 password,
                 connect_timeout: options.connect_timeout,
-                migrated: AtomicBool::new(false),
+                migrated: AtomicBool::new(options.skip_migrations),
                 migrate_lock: tokio::sync::Mutex::new(()),
                 life: Lifecycle::new("PostgreSQL"),
             }),

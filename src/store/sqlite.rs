@@ -44,16 +44,34 @@ use std::time::Duration;
 /// Options of [`SqlitePersistence::new`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SqliteOptions {
+    /// The `filename` option as given (messages name it).
     pub filename: String,
+    /// What every connection opens: the file, or for `":memory:"` this persistence's own
+    /// in-memory database, which all its connections share (SQLite's `memdb` VFS).
+    pub path: String,
     pub busy_timeout: Duration,
+    /// WAL journal (`wal`, default `true`); `false` keeps SQLite's rollback journal.
+    pub wal: bool,
+    /// The permission bits a file database gets (`fileMode`, default `0o600`; Unix).
+    pub file_mode: u32,
+    /// `skipMigrations`: the table is neither created nor migrated on open.
+    pub skip_migrations: bool,
 }
+
+/// `":memory:"` databases get a name each, so that this process's persistences never share one.
+static MEMORY_DATABASES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 impl SqliteOptions {
     pub const DEFAULT_BUSY_TIMEOUT_MS: u64 = 5_000;
     pub const HARD_BUSY_TIMEOUT_MS: u64 = 600_000;
     pub const MAX_FILENAME_BYTES: usize = 4096;
+    /// The reference's default: the database file is readable by its owner only.
+    pub const DEFAULT_FILE_MODE: u32 = 0o600;
+    /// The filename of an ephemeral database (the reference's "Use `:memory:` for ephemeral tests").
+    pub const MEMORY: &'static str = ":memory:";
 
-    /// Check the filename and resolve the busy timeout (`1..=600000` ms, else RangeError).
+    /// Check the filename and resolve the busy timeout (`1..=600000` ms, else RangeError);
+    /// the other options take their defaults ([`Self::with`] sets them).
     pub fn new(filename: &str, busy_timeout_ms: Option<u64>) -> Result<Self> {
         if filename.is_empty() || filename.len() > Self::MAX_FILENAME_BYTES {
             return Err(invalid(format!(
@@ -64,17 +82,78 @@ impl SqliteOptions {
         if filename.contains('\0') {
             return Err(invalid("options.filename must not contain NUL characters"));
         }
+        if is_memory_uri(filename) {
+            // Each connection would open a database of its own: writes would vanish.
+            return Err(invalid(format!(
+                "options.filename {filename:?} is an in-memory URI, which gives each of the store's connections its own database; use {:?} for an ephemeral database",
+                Self::MEMORY
+            )));
+        }
         let cap = Cap::new(
             "busyTimeoutMs",
             Self::DEFAULT_BUSY_TIMEOUT_MS,
             Self::HARD_BUSY_TIMEOUT_MS,
         );
         let ms = caps::resolve("options.busyTimeoutMs", busy_timeout_ms, cap)?;
+        let path = if filename == Self::MEMORY {
+            let n = MEMORY_DATABASES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            format!(
+                "file:/prism-review-memory-{}-{n}?vfs=memdb",
+                std::process::id()
+            )
+        } else {
+            filename.to_string()
+        };
         Ok(Self {
             filename: filename.to_string(),
+            path,
             busy_timeout: Duration::from_millis(ms),
+            wal: true,
+            file_mode: Self::DEFAULT_FILE_MODE,
+            skip_migrations: false,
         })
     }
+
+    /// `wal`, `fileMode` (`0..=0o777`, else RangeError) and `skipMigrations`, when given.
+    pub fn with(
+        mut self,
+        wal: Option<bool>,
+        file_mode: Option<u64>,
+        skip_migrations: Option<bool>,
+    ) -> Result<Self> {
+        if let Some(mode) = file_mode {
+            self.file_mode = u32::try_from(mode)
+                .ok()
+                .filter(|m| *m <= 0o777)
+                .ok_or_else(|| {
+                    PrismError::range("options.fileMode must be a permission mode in 0..0o777")
+                })?;
+        }
+        self.wal = wal.unwrap_or(self.wal);
+        self.skip_migrations = skip_migrations.unwrap_or(self.skip_migrations);
+        Ok(self)
+    }
+
+    /// An ephemeral database (`":memory:"`): nothing on disk, gone with the persistence.
+    pub fn is_memory(&self) -> bool {
+        self.filename == Self::MEMORY
+    }
+
+    /// A file database named by a plain path (not a `file:` URI): its directory is created
+    /// and its permissions set when it is opened.
+    pub fn plain_file(&self) -> Option<&std::path::Path> {
+        (!self.is_memory() && !self.filename.starts_with("file:"))
+            .then(|| std::path::Path::new(&self.filename))
+    }
+}
+
+/// A `file:` URI naming an in-memory database (`file::memory:`, `?mode=memory`).
+fn is_memory_uri(filename: &str) -> bool {
+    let Some(rest) = filename.strip_prefix("file:") else {
+        return false;
+    };
+    let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
+    path == ":memory:" || query.split('&').any(|p| p == "mode=memory")
 }
 
 struct Shared {

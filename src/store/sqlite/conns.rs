@@ -17,6 +17,9 @@
 //!   a thread wake-up. In WAL mode reads never queue behind the writer, and they see every
 //!   committed write.
 //! - The writer, too, stays awake for a moment after each batch before it sleeps.
+//! - With SQLite's rollback journal (`wal: false`, and a `":memory:"` database, which
+//!   every connection of the persistence shares) a read waits, within the busy timeout,
+//!   while a batch commits.
 
 use super::db::{Db, Fixed, Kept};
 use super::{configure, db_error, open, SqliteOptions};
@@ -54,17 +57,27 @@ pub(super) struct Conns {
     /// Where reads run: threads that stay awake for a moment after each read (see
     /// [`crate::util::lane`]).
     pub(super) lanes: Lanes,
+    /// For `":memory:"`: a connection held from construction to close, so that the shared
+    /// in-memory database lives as long as the persistence (SQLite frees it with its last
+    /// connection). Opening it runs no statement.
+    memory_anchor: Mutex<Option<Connection>>,
 }
 
 impl Conns {
     pub(super) fn new(options: SqliteOptions) -> Self {
         Self {
-            options,
             writer: Mutex::new(None),
             readers: Mutex::new(Vec::new()),
             ready: std::sync::atomic::AtomicBool::new(false),
             closed: Mutex::new(false),
             lanes: Lanes::spare_cores("prism-sqlite-reader", BUSY_THREADS, MAX_IDLE_READERS),
+            memory_anchor: Mutex::new(
+                options
+                    .is_memory()
+                    .then(|| Connection::open_with_flags(&options.path, memory_flags()).ok())
+                    .flatten(),
+            ),
+            options,
         }
     }
 
@@ -134,7 +147,7 @@ impl Conns {
         let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
             | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX
             | rusqlite::OpenFlags::SQLITE_OPEN_URI;
-        let conn = Connection::open_with_flags(&self.options.filename, flags).map_err(db_error)?;
+        let conn = Connection::open_with_flags(&self.options.path, flags).map_err(db_error)?;
         configure(&conn, self.options.busy_timeout)?;
         Ok(conn)
     }
@@ -154,8 +167,19 @@ impl Conns {
         for conn in readers {
             conn.close().map_err(|(_, e)| db_error(e))?;
         }
+        if let Some(anchor) = lock(&self.memory_anchor).take() {
+            anchor.close().map_err(|(_, e)| db_error(e))?;
+        }
         Ok(())
     }
+}
+
+/// How the in-memory database's anchor connection is opened (it creates the database).
+fn memory_flags() -> rusqlite::OpenFlags {
+    rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
+        | rusqlite::OpenFlags::SQLITE_OPEN_CREATE
+        | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | rusqlite::OpenFlags::SQLITE_OPEN_URI
 }
 
 /// A write as the writer runs it, and the receiver of its outcome.

@@ -53,7 +53,7 @@ pub(super) fn open(options: &SqliteOptions) -> Result<Connection> {
         | OpenFlags::SQLITE_OPEN_CREATE
         | OpenFlags::SQLITE_OPEN_NO_MUTEX
         | OpenFlags::SQLITE_OPEN_URI;
-    let mut conn = Connection::open_with_flags(&options.filename, flags).map_err(|e| {
+    let cannot_open = |e: &dyn std::fmt::Display| {
         PrismError::artifact(
             ArtifactReason::InvalidInput,
             format!(
@@ -61,17 +61,31 @@ pub(super) fn open(options: &SqliteOptions) -> Result<Connection> {
                 options.filename
             ),
         )
-    })?;
+    };
+    if let Some(file) = options.plain_file() {
+        create_file(file, options.file_mode).map_err(|e| cannot_open(&e))?;
+    }
+    let mut conn =
+        Connection::open_with_flags(&options.path, flags).map_err(|e| cannot_open(&e))?;
     configure(&conn, options.busy_timeout)?;
-    let mode = switch_to_wal(&conn, options.busy_timeout)?;
-    if !mode.eq_ignore_ascii_case("wal") && !mode.eq_ignore_ascii_case("memory") {
-        return Err(PrismError::internal(format!(
-            "sqlite: could not switch to WAL mode (journal_mode is {mode})"
-        )));
+    // An in-memory database has no WAL (its VFS has no shared memory): rollback journal.
+    if options.wal && !options.is_memory() {
+        let mode = switch_to_wal(&conn, options.busy_timeout)?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(PrismError::internal(format!(
+                "sqlite: could not switch to WAL mode (journal_mode is {mode})"
+            )));
+        }
+    }
+    if let Some(file) = options.plain_file() {
+        restrict_mode(file, options.file_mode).map_err(|e| cannot_open(&e))?;
     }
     // FULL: a resolved write survives power loss too, not only a killed process.
     conn.pragma_update(None, "synchronous", "FULL")
         .map_err(db_error)?;
+    if options.skip_migrations {
+        return Ok(conn);
+    }
     let tx = conn
         .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
         .map_err(db_error)?;
@@ -79,6 +93,50 @@ pub(super) fn open(options: &SqliteOptions) -> Result<Connection> {
     tx.execute_batch(TABLE).map_err(db_error)?;
     tx.commit().map_err(db_error)?;
     Ok(conn)
+}
+
+/// A database file's directory (created when missing, as the reference does) and, when
+/// the file is missing, the file itself with `mode`, so that SQLite never creates it (nor
+/// its `-wal` and `-shm` files, which take the database's mode) readable by others.
+fn create_file(file: &std::path::Path, mode: u32) -> std::io::Result<()> {
+    if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut open = std::fs::OpenOptions::new();
+    open.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut open, mode);
+    #[cfg(not(unix))]
+    let _ = mode;
+    match open.open(file) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Set `mode` on the database file and its `-wal` and `-shm` files where they exist (the
+/// reference sets it on every open, whatever the file had; Unix only). A file this process
+/// may write but does not own (a database shared through its group) keeps its mode: only
+/// its owner may change it.
+fn restrict_mode(file: &std::path::Path, mode: u32) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::io::ErrorKind::{NotFound, PermissionDenied};
+        use std::os::unix::fs::PermissionsExt;
+        for suffix in ["", "-wal", "-shm"] {
+            let mut name = file.as_os_str().to_owned();
+            name.push(suffix);
+            match std::fs::set_permissions(&name, std::fs::Permissions::from_mode(mode)) {
+                Err(e) if e.kind() == PermissionDenied => {}
+                Err(e) if suffix.is_empty() || e.kind() != NotFound => return Err(e),
+                _ => {}
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (file, mode);
+    Ok(())
 }
 
 /// Move a `prism_checkpoints` table of an earlier schema (no `owner_key`) into the

@@ -115,6 +115,119 @@ async fn conformance() {
     p.close().await.unwrap();
 }
 
+/// `":memory:"` (the reference's "ephemeral tests"): every connection of the persistence,
+/// the writer's and each reader's, shares one database, which passes the whole
+/// conformance run with reads racing writes; another persistence's is another database,
+/// and nothing is written to disk.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_memory_database_is_shared_by_the_persistences_connections_only() {
+    let cwd_before: Vec<_> = std::fs::read_dir(".")
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    let p = SqlitePersistence::new(SqliteOptions::new(":memory:", None).unwrap());
+    super::super::conformance::run(&*p.checkpoints()).await;
+    // Writes and reads in flight together: every read sees what its write committed.
+    let store = p.checkpoints();
+    let rounds: Vec<_> = (0..40)
+        .map(|i| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                let k = format!("r{i}");
+                store
+                    .save(cas("mem", &k, &owner(), 0, json!(i)))
+                    .await
+                    .unwrap();
+                store
+                    .load(&key("mem", &k, &owner()))
+                    .await
+                    .unwrap()
+                    .map(|c| c.version)
+            })
+        })
+        .collect();
+    let mut seen = Vec::new();
+    for r in rounds {
+        seen.push(r.await.unwrap());
+    }
+    assert!(seen.iter().all(|v| *v == Some(1)), "{seen:?}");
+    let other = SqlitePersistence::new(SqliteOptions::new(":memory:", None).unwrap());
+    assert!(other
+        .checkpoints()
+        .load(&key("mem", "r0", &owner()))
+        .await
+        .unwrap()
+        .is_none());
+    p.close().await.unwrap();
+    other.close().await.unwrap();
+    let cwd_after: Vec<_> = std::fs::read_dir(".")
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(cwd_before, cwd_after, "a memory database wrote a file");
+}
+
+/// `wal: false` keeps SQLite's rollback journal, and the store still passes conformance.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_wal_the_rollback_journal_serves_the_store() {
+    let (_dir, opts) = temp_db();
+    let p = SqlitePersistence::new(opts.with(Some(false), None, None).unwrap());
+    super::super::conformance::run(&*p.checkpoints()).await;
+    assert_eq!(
+        p.query_strings("PRAGMA journal_mode".into()).await.unwrap(),
+        ["delete"]
+    );
+    p.close().await.unwrap();
+}
+
+/// As the reference: a missing directory is created, and the file (with its `-wal` and
+/// `-shm`) is its owner's only (`0o600`, or `fileMode`), set again on every open.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_gets_its_directory_and_the_mode_asked() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a/b/t.db");
+    let name = file.to_str().unwrap();
+    let modes = |f: &std::path::Path| {
+        ["", "-wal", "-shm"].map(|s| {
+            let mut n = f.as_os_str().to_owned();
+            n.push(s);
+            std::fs::metadata(n).unwrap().permissions().mode() & 0o777
+        })
+    };
+    let p = SqlitePersistence::new(SqliteOptions::new(name, None).unwrap());
+    p.checkpoints().save(save("k", Some(0))).await.unwrap();
+    assert_eq!(modes(&file), [0o600; 3]);
+    p.close().await.unwrap();
+    // An existing file opened with another mode gets that mode.
+    let opts = SqliteOptions::new(name, None).unwrap();
+    let q = SqlitePersistence::new(opts.with(None, Some(0o640), None).unwrap());
+    assert!(q
+        .checkpoints()
+        .load(&key("n", "k", &owner()))
+        .await
+        .unwrap()
+        .is_some());
+    q.checkpoints().save(save("k", Some(1))).await.unwrap();
+    assert_eq!(modes(&file), [0o640; 3]);
+    q.close().await.unwrap();
+}
+
+/// `skipMigrations`: the table is not created, so a load names SQLite's missing table.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn skipping_migrations_creates_no_table() {
+    let (_dir, opts) = temp_db();
+    let p = SqlitePersistence::new(opts.with(None, None, Some(true)).unwrap());
+    let e = p
+        .checkpoints()
+        .load(&key("n", "k", &owner()))
+        .await
+        .unwrap_err();
+    assert!(e.message.contains("no such table"), "{e}");
+    p.close().await.unwrap();
+}
+
 fn owner() -> Ownership {
     Ownership {
         account_id: Some("a".into()),
@@ -224,8 +337,12 @@ async fn close_waits_for_admitted_operations() {
 
 #[tokio::test]
 async fn an_unopenable_file_is_a_typed_error() {
-    let p =
-        SqlitePersistence::new(SqliteOptions::new("/nonexistent-dir-prism/x/y.db", None).unwrap());
+    // Under a regular file, so that no directory can be made (not even by root).
+    let dir = tempfile::tempdir().unwrap();
+    let blocker = dir.path().join("a-file");
+    std::fs::write(&blocker, b"").unwrap();
+    let name = blocker.join("x/y.db");
+    let p = SqlitePersistence::new(SqliteOptions::new(name.to_str().unwrap(), None).unwrap());
     let e = p
         .checkpoints()
         .load(&key("n", "k", &owner()))
