@@ -163,18 +163,46 @@ test('a database of the 0.1 schema (one key per namespace and key) is migrated o
   }
 })
 
-test("a schema holding @arnilo/prism's PostgreSQL tables is refused with a message that says so, and left as it was", { skip }, async () => {
+test("a schema of @arnilo/prism's PostgreSQL persistence: its checkpoints are migrated on first use, its own prism_migrations is left alone", { skip }, async () => {
   const theirs = `${schema}_reference`
-  // The reference's migration table, as its persistence creates it (packages/session-store-postgres ddl).
+  // The reference's tables exactly as its persistence creates them (packages/session-store-postgres:
+  // ddl.ts for prism_migrations, checkpoints.ts for prism_checkpoints), with rows of three owners,
+  // one of them with characters JSON escapes.
+  const odd = 'q"b\\s\nn\u00e9'
   psql(`CREATE SCHEMA "${theirs}";
     CREATE TABLE "${theirs}".prism_migrations (id TEXT NOT NULL PRIMARY KEY, name TEXT NOT NULL, version TEXT NOT NULL,
       applied_at TEXT NOT NULL, applied_by TEXT, checksum TEXT, metadata TEXT, UNIQUE (name, version));
-    INSERT INTO "${theirs}".prism_migrations VALUES ('001', 'initial', '1', '2026-01-01T00:00:00Z', NULL, NULL, NULL);`)
+    INSERT INTO "${theirs}".prism_migrations VALUES ('001', 'initial', '1', '2026-01-01T00:00:00Z', NULL, NULL, NULL);
+    CREATE TABLE "${theirs}".prism_checkpoints (
+      namespace TEXT NOT NULL, key TEXT NOT NULL, version INTEGER NOT NULL,
+      fencing_token BIGINT, category TEXT, tenant_id TEXT, account_id TEXT, user_id TEXT,
+      value JSONB NOT NULL, metadata JSONB, created_at TIMESTAMPTZ NOT NULL,
+      updated_at TIMESTAMPTZ NOT NULL, PRIMARY KEY (namespace, key));
+    CREATE INDEX prism_checkpoints_list_idx ON "${theirs}".prism_checkpoints (namespace, category, tenant_id, updated_at DESC, key);
+    INSERT INTO "${theirs}".prism_checkpoints VALUES
+      ('prism.artifact', 't:a', 3, 7, 'artifact', 't1', NULL, 'u1', '{"id":"a"}', '{"m":1}', '2026-01-01T00:00:00Z', '2026-01-02T00:00:00Z'),
+      ('other', 'k', 1, NULL, NULL, NULL, 'acct', NULL, '[1]', NULL, '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z'),
+      ('odd', 'k', 2, NULL, NULL, $o$${odd}$o$, NULL, NULL, '{}', NULL, '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z');`)
   try {
     const p = createPostgresPersistence({ connectionString: url, schema: theirs })
-    await assert.rejects(p.checkpoints.loadCheckpoint({ namespace: 'n', key: 'k', tenantId: 't' }), (e) => /holds the tables of @arnilo\/prism's PostgreSQL persistence.*schema of its own/.test(e.message))
+    const owner = { tenantId: 't1', userId: 'u1' }
+    const cp = await p.checkpoints.loadCheckpoint({ namespace: 'prism.artifact', key: 't:a', ...owner })
+    assert.deepEqual([cp.version, cp.fencingToken, cp.value, cp.category, cp.metadata, cp.createdAt], [3, 7, { id: 'a' }, 'artifact', { m: 1 }, '2026-01-01T00:00:00.000Z'])
+    assert.deepEqual((await p.checkpoints.loadCheckpoint({ namespace: 'other', key: 'k', accountId: 'acct' })).value, [1])
+    assert.equal((await p.checkpoints.loadCheckpoint({ namespace: 'odd', key: 'k', tenantId: odd })).version, 2, 'the owner key the migration computed is the store\'s own')
+    // Owner-scoped from now on: another owner's key is absent, and saving there is that owner's own record.
+    assert.equal(await p.checkpoints.loadCheckpoint({ namespace: 'prism.artifact', key: 't:a', tenantId: 't2' }), null)
+    await p.checkpoints.saveCheckpoint({ namespace: 'prism.artifact', key: 't:a', tenantId: 't2', version: 1, expectedVersion: 0, value: 2 })
+    const next = await p.checkpoints.saveCheckpoint({ namespace: 'prism.artifact', key: 't:a', ...owner, version: 4, expectedVersion: 3, fencingToken: 7, value: 3 })
+    assert.equal(next.version, 4)
+    assert.equal((await p.checkpoints.listCheckpoints({ namespace: 'prism.artifact', keyPrefix: 't:' })).items.length, 2)
     await p.close()
-    assert.equal(psql(`SELECT count(*) FROM information_schema.tables WHERE table_schema = '${theirs}'`).trim(), '1', 'nothing created beside their table')
+    assert.equal(psql(`SELECT string_agg(version::text, ',' ORDER BY version) FROM "${theirs}".prism_review_migrations`).trim(), '1,2')
+    assert.equal(psql(`SELECT string_agg(id || '/' || version, ',') FROM "${theirs}".prism_migrations`).trim(), '001/1', 'theirs untouched')
+    // Opened again: nothing to migrate, the rows as they were.
+    const again = createPostgresPersistence({ connectionString: url, schema: theirs })
+    assert.equal((await again.checkpoints.loadCheckpoint({ namespace: 'prism.artifact', key: 't:a', ...owner })).version, 4)
+    await again.close()
   } finally {
     psql(`DROP SCHEMA IF EXISTS "${theirs}" CASCADE`)
   }

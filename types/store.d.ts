@@ -203,7 +203,10 @@ export interface PostgresPersistenceOptions {
   readonly poolMax?: number
   /** Pool size, as `poolMax` (give one; both must agree). Default 10, hard 100 (`RangeError` outside `1..hard`). */
   readonly maxConnections?: number
-  /** Schema holding the tables: a plain identifier. Default `"public"`. */
+  /**
+   * Schema holding the tables: a plain identifier. Default `"public"` (`@arnilo/prism`'s is
+   * `"prism"`: pass it to open the reference's checkpoints, migrated on first use).
+   */
   readonly schema?: string
   /** Connect and pool-wait timeout in ms. Default 10 000, hard 600000 (`RangeError` outside `1..hard`). */
   readonly connectTimeoutMs?: number

@@ -1,10 +1,12 @@
 //! PostgreSQL persistence (`tokio-postgres` over a `deadpool-postgres` pool): one table
 //! keyed by `(namespace, key, owner_key)` that every Node instance shares.
 //!
-//! - The schema is created or migrated on first use, under a `prism_migrations` table and
-//!   a transaction-scoped advisory lock, so instances starting together do it once.
-//!   Migration 2 turns the one-key-per-`(namespace, key)` table of 0.1 into the
-//!   owner-scoped one and adds the fencing token and metadata columns.
+//! - The schema is created or migrated on first use, under a `prism_migrations` table
+//!   (`prism_review_migrations` where `@arnilo/prism`'s persistence keeps its own
+//!   `prism_migrations`) and a transaction-scoped advisory lock, so instances starting
+//!   together do it once. Migration 2 turns the one-key-per-`(namespace, key)` table of 0.1
+//!   into the owner-scoped one and adds the fencing token and metadata columns; the
+//!   reference's `prism_checkpoints` table is made ours in one step ([`migration_sql`]).
 //! - Keys, namespaces and owner keys use the `"C"` collation: ordering, prefix ranges and
 //!   keyset cursors are UTF-8 byte order, as in the other stores. The value and metadata
 //!   are `jsonb` (so object keys come back in PostgreSQL's order, and `\u0000` in a string
@@ -241,53 +243,30 @@ impl Shared {
     async fn migrate(&self, client: &deadpool_postgres::Client) -> Result<()> {
         let s = &self.schema;
         let lock_key = advisory_key(&format!("prism-review:{s}"));
-        let sql = format!(
-            "BEGIN;
-             SELECT pg_advisory_xact_lock({lock_key});
-             CREATE SCHEMA IF NOT EXISTS \"{s}\";
-             CREATE TABLE IF NOT EXISTS \"{s}\".prism_migrations (
-               version integer PRIMARY KEY,
-               applied_at timestamptz NOT NULL DEFAULT now()
-             );
-             DO $prism$
-             BEGIN
-               -- @arnilo/prism's persistence keeps a prism_migrations table of its own layout.
-               IF EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = '{s}'
-                          AND table_name = 'prism_migrations' AND column_name = 'id') THEN
-                 RAISE EXCEPTION 'schema \"{s}\" holds the tables of @arnilo/prism''s PostgreSQL persistence (its prism_migrations); give prism-review a schema of its own (options.schema)';
-               END IF;
-               IF NOT EXISTS (SELECT 1 FROM \"{s}\".prism_migrations WHERE version = 1) THEN
-                 CREATE TABLE \"{s}\".prism_checkpoints (
-                   namespace  text COLLATE \"C\" NOT NULL,
-                   key        text COLLATE \"C\" NOT NULL,
-                   version    bigint NOT NULL CHECK (version >= 1),
-                   tenant_id  text,
-                   account_id text,
-                   user_id    text,
-                   owner_key  text COLLATE \"C\" NOT NULL,
-                   category   text,
-                   value      jsonb NOT NULL,
-                   created_at timestamptz NOT NULL,
-                   updated_at timestamptz NOT NULL,
-                   PRIMARY KEY (namespace, key)
-                 );
-                 CREATE INDEX prism_checkpoints_by_owner
-                   ON \"{s}\".prism_checkpoints (namespace, owner_key, key);
-                 INSERT INTO \"{s}\".prism_migrations (version) VALUES (1);
-               END IF;
-               IF NOT EXISTS (SELECT 1 FROM \"{s}\".prism_migrations WHERE version = 2) THEN
-                 ALTER TABLE \"{s}\".prism_checkpoints
-                   ADD COLUMN fencing_token bigint,
-                   ADD COLUMN metadata jsonb,
-                   DROP CONSTRAINT prism_checkpoints_pkey,
-                   ADD PRIMARY KEY (namespace, key, owner_key);
-                 INSERT INTO \"{s}\".prism_migrations (version) VALUES (2);
-               END IF;
-             END
-             $prism$;
-             COMMIT;"
-        );
-        match client.batch_execute(&sql).await {
+        let steps = async {
+            client
+                .batch_execute(&format!(
+                    "BEGIN; SELECT pg_advisory_xact_lock({lock_key}); CREATE SCHEMA IF NOT EXISTS \"{s}\";"
+                ))
+                .await?;
+            // @arnilo/prism's persistence keeps a `prism_migrations` table of its own layout
+            // (an `id` column): ours is then `prism_review_migrations`.
+            let theirs = client
+                .query_opt(
+                    "SELECT 1 FROM information_schema.columns WHERE table_schema = $1 \
+                     AND table_name = 'prism_migrations' AND column_name = 'id'",
+                    &[s],
+                )
+                .await?
+                .is_some();
+            let m = if theirs {
+                "prism_review_migrations"
+            } else {
+                "prism_migrations"
+            };
+            client.batch_execute(&migration_sql(s, m)).await
+        };
+        match steps.await {
             Ok(()) => Ok(()),
             Err(e) => {
                 // Leave the pooled connection usable.
@@ -296,6 +275,89 @@ impl Shared {
             }
         }
     }
+}
+
+/// The migrations of schema `s` (inside the caller's transaction, which it commits), kept
+/// in table `m`:
+/// - 0: a `prism_checkpoints` table of `@arnilo/prism`'s PostgreSQL persistence (one key
+///   per `(namespace, key)`, no owner key) becomes ours: each row keeps its namespace,
+///   key, owner, version, fencing token, value, category, metadata and times, and gets the
+///   owner key the stores compute (the JSON object of the present owner members, in
+///   `tenantId, accountId, userId` order, strings escaped as serde escapes them); then 1
+///   and 2 are recorded as done.
+/// - 1: the table of 0.1 (one key per `(namespace, key)`).
+/// - 2: owner-scoped keys, fencing tokens and metadata.
+fn migration_sql(s: &str, m: &str) -> String {
+    let member = |name: &str, column: &str| {
+        format!("CASE WHEN {column} IS NOT NULL THEN '\"{name}\":' || to_json({column})::text END")
+    };
+    let owner_key = format!(
+        "'{{' || concat_ws(',', {}, {}, {}) || '}}'",
+        member("tenantId", "tenant_id"),
+        member("accountId", "account_id"),
+        member("userId", "user_id")
+    );
+    format!(
+        "CREATE TABLE IF NOT EXISTS \"{s}\".{m} (
+           version integer PRIMARY KEY,
+           applied_at timestamptz NOT NULL DEFAULT now()
+         );
+         DO $prism$
+         BEGIN
+           IF NOT EXISTS (SELECT 1 FROM \"{s}\".{m} WHERE version = 1)
+              AND EXISTS (SELECT 1 FROM information_schema.tables
+                          WHERE table_schema = '{s}' AND table_name = 'prism_checkpoints')
+              AND NOT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = '{s}'
+                              AND table_name = 'prism_checkpoints' AND column_name = 'owner_key') THEN
+             ALTER TABLE \"{s}\".prism_checkpoints
+               ADD COLUMN IF NOT EXISTS fencing_token bigint,
+               ADD COLUMN IF NOT EXISTS metadata jsonb,
+               ADD COLUMN owner_key text COLLATE \"C\";
+             UPDATE \"{s}\".prism_checkpoints SET owner_key = {owner_key};
+             DROP INDEX IF EXISTS \"{s}\".prism_checkpoints_list_idx;
+             ALTER TABLE \"{s}\".prism_checkpoints
+               DROP CONSTRAINT prism_checkpoints_pkey,
+               ALTER COLUMN owner_key SET NOT NULL,
+               ALTER COLUMN namespace TYPE text COLLATE \"C\",
+               ALTER COLUMN key TYPE text COLLATE \"C\",
+               ALTER COLUMN version TYPE bigint,
+               ADD CONSTRAINT prism_checkpoints_version_check CHECK (version >= 1),
+               ADD PRIMARY KEY (namespace, key, owner_key);
+             CREATE INDEX prism_checkpoints_by_owner
+               ON \"{s}\".prism_checkpoints (namespace, owner_key, key);
+             INSERT INTO \"{s}\".{m} (version) VALUES (1), (2);
+           END IF;
+           IF NOT EXISTS (SELECT 1 FROM \"{s}\".{m} WHERE version = 1) THEN
+             CREATE TABLE \"{s}\".prism_checkpoints (
+               namespace  text COLLATE \"C\" NOT NULL,
+               key        text COLLATE \"C\" NOT NULL,
+               version    bigint NOT NULL CHECK (version >= 1),
+               tenant_id  text,
+               account_id text,
+               user_id    text,
+               owner_key  text COLLATE \"C\" NOT NULL,
+               category   text,
+               value      jsonb NOT NULL,
+               created_at timestamptz NOT NULL,
+               updated_at timestamptz NOT NULL,
+               PRIMARY KEY (namespace, key)
+             );
+             CREATE INDEX prism_checkpoints_by_owner
+               ON \"{s}\".prism_checkpoints (namespace, owner_key, key);
+             INSERT INTO \"{s}\".{m} (version) VALUES (1);
+           END IF;
+           IF NOT EXISTS (SELECT 1 FROM \"{s}\".{m} WHERE version = 2) THEN
+             ALTER TABLE \"{s}\".prism_checkpoints
+               ADD COLUMN fencing_token bigint,
+               ADD COLUMN metadata jsonb,
+               DROP CONSTRAINT prism_checkpoints_pkey,
+               ADD PRIMARY KEY (namespace, key, owner_key);
+             INSERT INTO \"{s}\".{m} (version) VALUES (2);
+           END IF;
+         END
+         $prism$;
+         COMMIT;"
+    )
 }
 
 /// A row and its owner key (the cursor position needs it).
