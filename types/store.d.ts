@@ -157,8 +157,9 @@ export interface SqlitePersistenceOptions {
   /** How long a write waits for another process's lock, in ms. Default 5000, hard 600000 (`RangeError` outside `1..hard`). */
   readonly busyTimeoutMs?: number
   /**
-   * WAL journal (default `true`): reads never wait for a write. `false` keeps SQLite's
-   * rollback journal, where a read waits (within `busyTimeoutMs`) while a write commits.
+   * WAL journal (default `true`): reads never wait for a write. `false` leaves a new file
+   * on SQLite's rollback journal, where a read waits (within `busyTimeoutMs`) while a write
+   * commits; a file already in WAL mode stays in it.
    */
   readonly wal?: boolean
   /** Permission bits the database file and its `-wal`/`-shm` files get on every open (Unix). Default 384 (`0o600`), hard 511 (`0o777`); `0..hard` (else `RangeError`). */
