@@ -66,15 +66,21 @@ fn reads<'a>(read: &'a [&'a str]) -> Known<'a> {
 /// An optional cap: absent, or a non-negative integer (any other number is a `RangeError`,
 /// any other type invalid input); its range is the store's rule.
 fn opt_limit(f: &Fields<'_>, name: &str) -> Result<Option<u64>> {
+    opt_integer(f, name, "a positive integer")
+}
+
+/// An optional integer option that must be `what`: absent, or a non-negative integer; any
+/// other number is a `RangeError`, any other type invalid input.
+fn opt_integer(f: &Fields<'_>, name: &str, what: &str) -> Result<Option<u64>> {
     match f.get(name) {
         None => Ok(None),
         Some(v) => match json::as_u64(v) {
             Some(n) => Ok(Some(n)),
-            None if v.is_number() => Err(PrismError::range(format!(
-                "options.{name} must be a positive integer"
-            ))),
+            None if v.is_number() => {
+                Err(PrismError::range(format!("options.{name} must be {what}")))
+            }
             None => Err(invalid(format!(
-                "options.{name} must be a positive integer, got {}",
+                "options.{name} must be {what}, got {}",
                 json::type_name(v)
             ))),
         },
@@ -113,28 +119,10 @@ pub fn sqlite_options_json(text: &str) -> Result<SqliteOptions> {
     with_options(text, &known, |f| {
         SqliteOptions::new(f.str("filename")?, opt_limit(f, "busyTimeoutMs")?)?.with(
             f.opt_bool("wal")?,
-            opt_mode(f, "fileMode")?,
+            opt_integer(f, "fileMode", "a permission mode in 0..0o777")?,
             f.opt_bool("skipMigrations")?,
         )
     })
-}
-
-/// An optional permission mode: absent, or an integer (`0o600`); any other number is a
-/// `RangeError`, any other type invalid input.
-fn opt_mode(f: &Fields<'_>, name: &str) -> Result<Option<u64>> {
-    match f.get(name) {
-        None => Ok(None),
-        Some(v) => match json::as_u64(v) {
-            Some(n) => Ok(Some(n)),
-            None if v.is_number() => Err(PrismError::range(format!(
-                "options.{name} must be a permission mode in 0..0o777"
-            ))),
-            None => Err(invalid(format!(
-                "options.{name} must be a number (a permission mode such as 0o600), got {}",
-                json::type_name(v)
-            ))),
-        },
-    }
 }
 
 /// `createPostgresPersistence(options)`: `{ connectionString, poolMax? (or maxConnections?),
