@@ -6,7 +6,7 @@
 //!   `prism_migrations`) and a transaction-scoped advisory lock, so instances starting
 //!   together do it once. Migration 2 turns the one-key-per-`(namespace, key)` table of 0.1
 //!   into the owner-scoped one and adds the fencing token and metadata columns; the
-//!   reference's `prism_checkpoints` table is made ours in one step ([`migration_sql`]).
+//!   reference's `prism_checkpoints` table is made ours in one step ([`adopt_reference_table`]).
 //! - Keys, namespaces and owner keys use the `"C"` collation: ordering, prefix ranges and
 //!   keyset cursors are UTF-8 byte order, as in the other stores. The value and metadata
 //!   are `jsonb` (so object keys come back in PostgreSQL's order, and `\u0000` in a string
@@ -264,6 +264,15 @@ impl Shared {
             } else {
                 "prism_migrations"
             };
+            client
+                .batch_execute(&format!(
+                    "CREATE TABLE IF NOT EXISTS \"{s}\".{m} (
+                       version integer PRIMARY KEY,
+                       applied_at timestamptz NOT NULL DEFAULT now()
+                     );"
+                ))
+                .await?;
+            adopt_reference_table(client, s, m).await?;
             client.batch_execute(&migration_sql(s, m)).await
         };
         match steps.await {
@@ -277,45 +286,71 @@ impl Shared {
     }
 }
 
-/// The migrations of schema `s` (inside the caller's transaction, which it commits), kept
-/// in table `m`:
-/// - 0: a `prism_checkpoints` table of `@arnilo/prism`'s PostgreSQL persistence (one key
-///   per `(namespace, key)`, no owner key) becomes ours: each row keeps its namespace,
-///   key, owner, version, fencing token, value, category, metadata and times, and gets the
-///   owner key the stores compute (the JSON object of the present owner members, in
-///   `tenantId, accountId, userId` order, strings escaped as serde escapes them); then 1
-///   and 2 are recorded as done.
-/// - 1: the table of 0.1 (one key per `(namespace, key)`).
-/// - 2: owner-scoped keys, fencing tokens and metadata.
-fn migration_sql(s: &str, m: &str) -> String {
-    let member = |name: &str, column: &str| {
-        format!("CASE WHEN {column} IS NOT NULL THEN '\"{name}\":' || to_json({column})::text END")
-    };
-    let owner_key = format!(
-        "'{{' || concat_ws(',', {}, {}, {}) || '}}'",
-        member("tenantId", "tenant_id"),
-        member("accountId", "account_id"),
-        member("userId", "user_id")
-    );
-    format!(
-        "CREATE TABLE IF NOT EXISTS \"{s}\".{m} (
-           version integer PRIMARY KEY,
-           applied_at timestamptz NOT NULL DEFAULT now()
-         );
-         DO $prism$
-         BEGIN
-           IF NOT EXISTS (SELECT 1 FROM \"{s}\".{m} WHERE version = 1)
-              AND EXISTS (SELECT 1 FROM information_schema.tables
-                          WHERE table_schema = '{s}' AND table_name = 'prism_checkpoints')
-              AND NOT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = '{s}'
-                              AND table_name = 'prism_checkpoints' AND column_name = 'owner_key') THEN
-             ALTER TABLE \"{s}\".prism_checkpoints
+/// Migration 0, inside the caller's transaction: a `prism_checkpoints` table of
+/// `@arnilo/prism`'s PostgreSQL persistence (one key per `(namespace, key)`, no owner key)
+/// becomes ours. Every row keeps its namespace, key, owner, version, fencing token, value,
+/// category, metadata and times, and gets the owner key every store computes
+/// ([`Ownership::owner_key`]); migrations 1 and 2 are then recorded in `m` as done.
+async fn adopt_reference_table(
+    client: &deadpool_postgres::Client,
+    s: &str,
+    m: &str,
+) -> std::result::Result<(), tokio_postgres::Error> {
+    let pending = client
+        .query_one(
+            &format!(
+                "SELECT NOT EXISTS (SELECT 1 FROM \"{s}\".{m} WHERE version = 1)
+                    AND EXISTS (SELECT 1 FROM information_schema.tables
+                                WHERE table_schema = $1 AND table_name = 'prism_checkpoints')
+                    AND NOT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = $1
+                                    AND table_name = 'prism_checkpoints' AND column_name = 'owner_key')"
+            ),
+            &[&s],
+        )
+        .await?
+        .try_get::<_, bool>(0)?;
+    if !pending {
+        return Ok(());
+    }
+    let t = format!("\"{s}\".prism_checkpoints");
+    client
+        .batch_execute(&format!(
+            "ALTER TABLE {t}
                ADD COLUMN IF NOT EXISTS fencing_token bigint,
                ADD COLUMN IF NOT EXISTS metadata jsonb,
-               ADD COLUMN owner_key text COLLATE \"C\";
-             UPDATE \"{s}\".prism_checkpoints SET owner_key = {owner_key};
-             DROP INDEX IF EXISTS \"{s}\".prism_checkpoints_list_idx;
-             ALTER TABLE \"{s}\".prism_checkpoints
+               ADD COLUMN owner_key text COLLATE \"C\";"
+        ))
+        .await?;
+    let rows = client
+        .query(
+            &format!("SELECT namespace, key, tenant_id, account_id, user_id FROM {t}"),
+            &[],
+        )
+        .await?;
+    let (mut namespaces, mut keys, mut owners) = (Vec::new(), Vec::new(), Vec::new());
+    for row in &rows {
+        let owner = Ownership {
+            tenant_id: row.try_get(2)?,
+            account_id: row.try_get(3)?,
+            user_id: row.try_get(4)?,
+        };
+        namespaces.push(row.try_get::<_, String>(0)?);
+        keys.push(row.try_get::<_, String>(1)?);
+        owners.push(owner.owner_key());
+    }
+    client
+        .execute(
+            &format!(
+                "UPDATE {t} SET owner_key = v.o FROM unnest($1::text[], $2::text[], $3::text[]) AS v(n, k, o)
+                 WHERE {t}.namespace = v.n AND {t}.key = v.k"
+            ),
+            &[&namespaces, &keys, &owners],
+        )
+        .await?;
+    client
+        .batch_execute(&format!(
+            "DROP INDEX IF EXISTS \"{s}\".prism_checkpoints_list_idx;
+             ALTER TABLE {t}
                DROP CONSTRAINT prism_checkpoints_pkey,
                ALTER COLUMN owner_key SET NOT NULL,
                ALTER COLUMN namespace TYPE text COLLATE \"C\",
@@ -323,10 +358,19 @@ fn migration_sql(s: &str, m: &str) -> String {
                ALTER COLUMN version TYPE bigint,
                ADD CONSTRAINT prism_checkpoints_version_check CHECK (version >= 1),
                ADD PRIMARY KEY (namespace, key, owner_key);
-             CREATE INDEX prism_checkpoints_by_owner
-               ON \"{s}\".prism_checkpoints (namespace, owner_key, key);
-             INSERT INTO \"{s}\".{m} (version) VALUES (1), (2);
-           END IF;
+             CREATE INDEX prism_checkpoints_by_owner ON {t} (namespace, owner_key, key);
+             INSERT INTO \"{s}\".{m} (version) VALUES (1), (2);"
+        ))
+        .await
+}
+
+/// Migrations 1 (the table of 0.1, one key per `(namespace, key)`) and 2 (owner-scoped
+/// keys, fencing tokens and metadata) of schema `s`, kept in table `m`, inside the
+/// caller's transaction, which this commits.
+fn migration_sql(s: &str, m: &str) -> String {
+    format!(
+        "DO $prism$
+         BEGIN
            IF NOT EXISTS (SELECT 1 FROM \"{s}\".{m} WHERE version = 1) THEN
              CREATE TABLE \"{s}\".prism_checkpoints (
                namespace  text COLLATE \"C\" NOT NULL,
