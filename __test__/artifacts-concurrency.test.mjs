@@ -50,6 +50,47 @@ for (const kind of storeKinds()) {
   })
 }
 
+// Issue 13: over SQLite and PostgreSQL, revise, approve and reject replace a record from
+// the persistence's memory of its own last write of it, without a read. Another
+// persistence of the same database (another process alike) writing in between is seen
+// as a read would see it: its revision is there to approve, and a record it deleted and
+// wrote again at the same version (another title) is the one decided, never overwritten
+// with the remembered one.
+for (const kind of storeKinds().filter((k) => k.second)) {
+  test(`[${kind.name}] a record another persistence of the database changed is decided as stored, not as remembered`, async (t) => {
+    const { store, second, close } = kind.open()
+    const other = second()
+    t.after(async () => {
+      await other.close()
+      await close()
+    })
+    const options = { redactor: createSecretRedactor([]), linkSecret: LINK_SECRET }
+    const a = createArtifactService(store, options)
+    const b = createArtifactService(other.store, options)
+    const ref = { ownership, threadId: 'thread-1', artifactId: 'doc' }
+    await a.attach({ ownership, threadId: 'thread-1', id: 'doc', uri: 'https://blob.example/v1', mime: 'text/plain', hash: 'sha256:1' })
+    await b.revise({ ...ref, uri: 'https://blob.example/v2', hash: 'sha256:2' })
+    const approved = await a.approve({ ...ref, version: 2, reviewer: 'user:a' })
+    assert.equal(approved.lastValidatedVersion, 2)
+    assert.deepEqual(approved.revisions.map((r) => r.hash), ['sha256:1', 'sha256:2'])
+
+    const key = { namespace: 'prism.artifact', key: 'thread-1:doc', ...ownership }
+    const cp = await other.store.loadCheckpoint(key)
+    assert.equal(cp.version, 3)
+    assert.equal(await other.store.deleteCheckpoint(key), true)
+    for (let v = 1; v <= cp.version; v++) {
+      await other.store.saveCheckpoint({ ...key, version: v, expectedVersion: v - 1, value: { ...cp.value, title: 'theirs' }, category: 'artifact' })
+    }
+    const rejected = await a.reject({ ...ref, version: 2, reviewer: 'user:a' })
+    assert.equal(rejected.title, 'theirs')
+    assert.equal(rejected.lastValidatedVersion, undefined)
+    const now = await other.store.loadCheckpoint(key)
+    assert.equal(now.version, 4)
+    assert.equal(now.value.title, 'theirs')
+    assert.equal(now.value.state, 'rejected')
+  })
+}
+
 // Issue 13: attaches racing on one thread never leave it over its cap on any store; over
 // the native stores the count and the create are one atomic step, so the cap
 // is filled exactly (no racer withdraws), and a re-attach of a taken id answers its record

@@ -510,7 +510,7 @@ impl ArtifactService {
             return Err(too_many(thread, count, cap));
         }
         let key = self.key(&rec.thread_id, &rec.id, &ctx.owner, abort);
-        match self.save(rec.clone(), text, key, 0, abort).await {
+        match self.save(rec.clone(), text, key, 0, None, abort).await {
             Ok(_) => {
                 self.withdraw_over_cap(rec, &ctx.owner, abort).await?;
                 Ok(Ok(()))
@@ -625,12 +625,23 @@ impl ArtifactService {
         input::id(&f, "artifactId", &self.redactor)?;
         let mime = input::bounded(&f, "mime", l.mime_bytes, R::MimeTooLarge, false)?;
         // Validate the whole revision before any store call (the MIME is filled in below).
-        let mut revision = self.revision_from(&f, 0, String::new(), &ctx)?;
-        let Loaded {
-            version,
-            record: mut rec,
-            key,
-        } = self.load_required(&f, &ctx, Use::Replace, abort).await?;
+        let revision = self.revision_from(&f, 0, String::new(), &ctx)?;
+        self.replace(&f, &ctx, abort, |rec| {
+            self.revised(rec, revision.clone(), mime.as_deref(), &ctx)
+        })
+        .await
+    }
+
+    /// `rec` with `revision` added (its MIME `mime`, or the latest revision's), its text
+    /// and the event of its save.
+    fn revised(
+        &self,
+        rec: &mut Record,
+        mut revision: Revision,
+        mime: Option<&str>,
+        ctx: &Ctx,
+    ) -> Result<(ResultText, Option<Value>)> {
+        let l = &self.config.limits;
         if rec.revisions.len() as u64 >= l.revisions_per_artifact {
             return Err(err(
                 R::TooManyRevisions,
@@ -643,7 +654,7 @@ impl ArtifactService {
             ));
         }
         let previous_mime = rec.latest().map(|r| r.mime.clone()).unwrap_or_default();
-        revision.mime = mime.unwrap_or(previous_mime);
+        revision.mime = mime.map_or(previous_mime, str::to_string);
         revision.version = rec
             .latest_version
             .checked_add(1)
@@ -656,12 +667,53 @@ impl ArtifactService {
         rec.latest_version = number;
         rec.updated_at = time::format_iso(ctx.now);
         rec.refresh_state();
-        let text = self.check_record_size(&rec)?;
+        let text = self.check_record_size(rec)?;
         // Made before the save, which takes the record (delivered only once it is saved).
         let who = Who::Actor(ctx.actor.as_deref());
-        let event = self.event("artifact_revised", &rec, number, &ctx, who);
-        self.save(rec, text.text(), key, version, abort).await?;
-        Ok(Answer::recorded(text, event))
+        let event = self.event("artifact_revised", rec, number, ctx, who);
+        Ok((text, event))
+    }
+
+    /// Replace the record `threadId`/`artifactId` name with what `change` makes of it
+    /// (its text, within the cap, and the event its save delivers), saved by
+    /// compare-and-swap over the version it was loaded at. The record comes from the
+    /// store's memory of this service's own last write of it where there is one (no read:
+    /// issue 13); should that prove stale (`change` refused it, or the save found another
+    /// value stored: another process or connection wrote since), it is loaded and changed
+    /// again, as if it had been loaded in the first place.
+    async fn replace(
+        &self,
+        f: &Fields<'_>,
+        ctx: &Ctx,
+        abort: &AbortFlag,
+        change: impl Fn(&mut Record) -> Result<(ResultText, Option<Value>)>,
+    ) -> Result<Answer> {
+        let mut then = Use::ReplaceRecent;
+        loop {
+            let Loaded {
+                version,
+                record: mut rec,
+                key,
+                over,
+            } = self.load_required(f, ctx, then, abort).await?;
+            let recalled = over.is_some();
+            let (text, event) = match change(&mut rec) {
+                Err(_) if recalled => {
+                    then = Use::Replace;
+                    continue;
+                }
+                changed => changed?,
+            };
+            let saved = self
+                .save(rec, text.text(), key, version, over.as_ref(), abort)
+                .await;
+            match saved {
+                Err(e) if recalled && e.kind == ErrorKind::Artifact(R::Conflict) => {
+                    then = Use::Replace;
+                }
+                saved => return saved.map(|()| Answer::recorded(text, event)),
+            }
+        }
     }
 
     async fn compare(&self, v: &Members, abort: &AbortFlag) -> Result<Answer> {
@@ -711,11 +763,23 @@ impl ArtifactService {
             .ok_or_else(|| {
                 invalid("a decision needs a verified identity or an explicit reviewer".into())
             })?;
-        let Loaded {
-            version: cp_version,
-            record: mut rec,
-            key,
-        } = self.load_required(&f, &ctx, Use::Replace, abort).await?;
+        let decision = |rec: &mut Record| {
+            self.decided(rec, state, version, reviewer.clone(), note.clone(), &ctx)
+        };
+        self.replace(&f, &ctx, abort, decision).await
+    }
+
+    /// `rec` with `reviewer`'s decision `state` (and `note`) on revision `version`, its
+    /// text and the event of its save.
+    fn decided(
+        &self,
+        rec: &mut Record,
+        state: Decision,
+        version: u64,
+        reviewer: String,
+        note: Option<String>,
+        ctx: &Ctx,
+    ) -> Result<(ResultText, Option<Value>)> {
         let rev = rec
             .revision(version)
             .ok_or_else(|| err(R::NotFound, format!("revision {version} not found")))?;
@@ -751,16 +815,15 @@ impl ArtifactService {
         };
         rec.updated_at = at;
         rec.refresh_state();
-        let text = self.check_record_size(&rec)?;
+        let text = self.check_record_size(rec)?;
         let kind = match state {
             Decision::Approved => "artifact_approved",
             Decision::Rejected => "artifact_rejected",
         };
         // Made before the save, which takes the record (delivered only once it is saved).
         let reviewer = rec.decision(version).map_or("", |a| a.reviewer.as_str());
-        let event = self.event(kind, &rec, version, &ctx, Who::Reviewer(reviewer, state));
-        self.save(rec, text.text(), key, cp_version, abort).await?;
-        Ok(Answer::recorded(text, event))
+        let event = self.event(kind, rec, version, ctx, Who::Reviewer(reviewer, state));
+        Ok((text, event))
     }
 
     async fn last_validated(&self, v: &Members, abort: &AbortFlag) -> Result<Answer> {

@@ -53,7 +53,7 @@ async fn run_op(
             // A store that keeps text keeps the value's text as JSON.stringify wrote it.
             let saved = match inner.beside_text() {
                 BesideText::Value => inner.save_text(store::parse_save(&input)?, None).await?,
-                BesideText::Text | BesideText::Memo => {
+                BesideText::Memo => {
                     let (req, value) = store::parse_save_text(&input)?;
                     let value = value.to_string();
                     inner.save_text(req, Some(value)).await?

@@ -963,3 +963,99 @@ async fn bad_input(store: &dyn CheckpointStore, ns: &str) {
         .unwrap();
     assert!(page.items.is_empty(), "bad input changed nothing");
 }
+
+/// What a database store remembers of its own writes (`recent_write`, issue 13), `a` and
+/// `b` two persistences of one database: the text and version `write_text` and
+/// `create_capped` wrote, with the saver's memo where the store keeps one; a plain save,
+/// a delete or a failed write forgets the key; `b` remembers nothing of `a`'s writes. A
+/// write over a remembered one lands only while the stored value is still its text: after
+/// `b` deleted and recreated the key at the same version with another value, it is a
+/// conflict that writes nothing.
+pub(crate) async fn own_writes_remembered(a: &dyn CheckpointStore, b: &dyn CheckpointStore) {
+    let owner = Ownership {
+        account_id: Some("a".into()),
+        ..Default::default()
+    };
+    // A compare-and-swap save of `{"k": v}` over `expected`, and that value's text.
+    let save =
+        |k: &str, expected: u64, v: &str| cas("recent", k, &owner, expected, json!({ "k": v }));
+    let text = |v: &str| json!({ "k": v }).to_string();
+    let stored = |cp: CheckpointText| {
+        let value: Value = serde_json::from_str(cp.value_text()).unwrap();
+        (cp.version(), value)
+    };
+    let k = key("recent", "k", &owner);
+
+    let mut first = save("k", 0, "one");
+    first.memo = Some(ValueMemo::new(7_u32));
+    a.write_text(first, Some(&text("one"))).await.unwrap();
+    let one = a.recent_write(&k).unwrap();
+    assert_eq!((one.version, &*one.text), (1, text("one").as_str()));
+    if a.beside_text() == BesideText::Memo {
+        assert_eq!(one.memo.as_ref().unwrap().take::<u32>(), Some(7));
+    }
+    assert!(b.recent_write(&k).is_none());
+    let unowned = key("recent", "k", &Ownership::default());
+    assert!(a.recent_write(&unowned).is_none());
+
+    a.write_over(save("k", 1, "two"), Some(&text("two")), &one)
+        .await
+        .unwrap();
+    let two = a.recent_write(&k).unwrap();
+    assert_eq!((two.version, &*two.text), (2, text("two").as_str()));
+    let now = stored(a.load_text(&k).await.unwrap().unwrap());
+    assert_eq!(now, (2, json!({ "k": "two" })));
+    // A write over a remembered one replaces a version: it never creates.
+    let e = a
+        .write_over(save("new", 0, "x"), Some(&text("x")), &two)
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Internal, "{e}");
+
+    // b deletes the key and writes it again up to version 2, another value.
+    assert!(b.delete(&k, None).await.unwrap());
+    b.save(save("k", 0, "theirs")).await.unwrap();
+    b.save(save("k", 1, "theirs")).await.unwrap();
+    let e = a
+        .write_over(save("k", 2, "three"), Some(&text("three")), &two)
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind, ErrorKind::CheckpointConflict, "{e}");
+    let now = stored(a.load_text(&k).await.unwrap().unwrap());
+    assert_eq!(now, (2, json!({ "k": "theirs" })));
+    assert!(
+        a.recent_write(&k).is_none(),
+        "a failed write forgets the key"
+    );
+
+    // create_capped remembers; a plain save forgets; write_text remembers; delete forgets.
+    let c = key("recent", "c", &owner);
+    let within = ListCheckpoints {
+        namespace: Some("recent".into()),
+        owner: owner.clone(),
+        ..Default::default()
+    };
+    let created = a
+        .create_capped(save("c", 0, "c1"), Some(text("c1")), &within, 10)
+        .unwrap()
+        .await
+        .unwrap();
+    assert_eq!(created, Capped::Saved);
+    assert_eq!(&*a.recent_write(&c).unwrap().text, text("c1"));
+    a.save(save("c", 1, "c2")).await.unwrap();
+    assert!(a.recent_write(&c).is_none());
+    a.write_text(save("c", 2, "c3"), Some(&text("c3")))
+        .await
+        .unwrap();
+    assert_eq!(a.recent_write(&c).unwrap().version, 3);
+    assert!(a.delete(&c, None).await.unwrap());
+    assert!(a.recent_write(&c).is_none());
+    // A create refused by the cap remembers nothing.
+    let full = a
+        .create_capped(save("d", 0, "d"), Some(text("d")), &within, 1)
+        .unwrap()
+        .await
+        .unwrap();
+    assert_eq!(full, Capped::Full(1));
+    assert!(a.recent_write(&key("recent", "d", &owner)).is_none());
+}

@@ -133,11 +133,39 @@ pub trait CheckpointStore: Send + Sync {
         Box::pin(async move { saved.await.map(drop) })
     }
 
+    /// A hint, never an answer: what this store's own last write under `key` (by
+    /// [`Self::write_text`] or [`Self::create_capped`]) left there, while the store
+    /// remembers it ([`recent`]); `None` by default. Another connection or process may
+    /// have written since, so a replacement computed from it must be written with
+    /// [`Self::write_over`].
+    fn recent_write(&self, _key: &CheckpointKey) -> Option<RecentWrite> {
+        None
+    }
+
+    /// [`Self::write_text`] of a replacement computed from `over`, a
+    /// [`Self::recent_write`] hint (`req.expected_version` is its version): a
+    /// `CheckpointConflict`, writing nothing, unless the stored value is still exactly
+    /// `over`'s text, so a stale hint never overwrites a record its caller did not see.
+    /// The default refuses every such write (a store that gives no hints gets none).
+    fn write_over(
+        &self,
+        _req: SaveCheckpoint,
+        _value_text: Option<&str>,
+        _over: &RecentWrite,
+    ) -> BoxFuture<'_, crate::error::Result<()>> {
+        Box::pin(async {
+            Err(crate::error::PrismError::conflict(
+                "this store remembers no writes to replace; load the checkpoint",
+            ))
+        })
+    }
+
     /// What a [`Self::save_text`] caller hands beside a value text: the value (the
     /// default), or only its own parsed form as a [`model::ValueMemo`] (the memory
     /// store: it keeps the text, reads the value back from it when a [`Checkpoint`] is
     /// asked for, and answers the memo with loads of that text while it keeps the memo,
-    /// for its most recent saves, issue 13).
+    /// for its most recent saves, issue 13; SQLite keeps the text and remembers the memo
+    /// with its most recent writes, [`Self::recent_write`]).
     fn beside_text(&self) -> BesideText {
         BesideText::Value
     }
@@ -176,9 +204,9 @@ pub trait CheckpointStore: Send + Sync {
 pub enum BesideText {
     /// `req.value` too.
     Value,
-    /// `req.value` may be `null`: the store keeps the text as given (SQLite).
-    Text,
-    /// As [`Self::Text`], and `req.memo` is kept with the text (the memory store).
+    /// `req.value` may be `null`: the store keeps the text as given, and `req.memo`
+    /// with it (the memory store with its entry, SQLite with its recent writes:
+    /// [`CheckpointStore::recent_write`]).
     Memo,
 }
 
@@ -235,6 +263,7 @@ pub mod memory;
 pub mod model;
 pub mod options;
 pub mod postgres;
+pub mod recent;
 pub mod sqlite;
 pub mod wire;
 
@@ -248,5 +277,6 @@ pub use model::{
     SaveCheckpoint, SignalRef, ValueMemo, VALUE_BYTES_HARD,
 };
 pub use postgres::{PostgresOptions, PostgresPersistence};
+pub use recent::RecentWrite;
 pub use sqlite::{SqliteOptions, SqlitePersistence};
 pub use wire::{parse_delete, parse_key, parse_list, parse_save, parse_save_text};

@@ -28,6 +28,7 @@ use super::model::{
     value_bytes, value_too_large, Checkpoint, CheckpointKey, ListCheckpoints, Metadata, Order,
     Ownership, Page, SaveCheckpoint, PAGE_SIZE_SQL, VALUE_BYTES_HARD,
 };
+use super::recent::{RecentWrite, RecentWrites, Slot};
 use super::{invalid, CheckpointStore};
 use crate::error::{PrismError, Result};
 use crate::util::caps::{self, Cap};
@@ -137,6 +138,9 @@ struct Shared {
     migrated: AtomicBool,
     migrate_lock: tokio::sync::Mutex<()>,
     life: Arc<Lifecycle>,
+    /// The writes of this persistence the artifact service may replace without a read
+    /// ([`super::recent`]).
+    recent: RecentWrites,
 }
 
 /// A PostgreSQL database holding checkpoints.
@@ -474,6 +478,7 @@ impl PostgresPersistence {
                 migrated: AtomicBool::new(options.skip_migrations),
                 migrate_lock: tokio::sync::Mutex::new(()),
                 life: Lifecycle::new("PostgreSQL"),
+                recent: RecentWrites::default(),
             }),
         })
     }
@@ -563,10 +568,11 @@ fn advisory_key(text: &str) -> i64 {
 
 /// The save statement for `expected` over `table`: `$1..$11` are `(namespace, key,
 /// owner key, version, fencing token, tenant, account, user, category, value, metadata)`,
-/// `$12` the expected version of the compare-and-swap form. It returns the row written,
-/// or, without `answer`, only a `1` for it (the value is not sent back to be parsed and
-/// dropped: issue 13).
-fn save_sql(table: &str, expected: Option<i64>, answer: bool) -> String {
+/// `$12` the expected version of the compare-and-swap form, and `$13`, `over` a
+/// remembered write ([`CheckpointStore::write_over`]), the value text the stored value
+/// must equal (as `jsonb`). It returns the row written, or, without `answer`, only a `1`
+/// for it (the value is not sent back to be parsed and dropped: issue 13).
+fn save_sql(table: &str, expected: Option<i64>, answer: bool, over: bool) -> String {
     let cols = if answer { columns() } else { "1".into() };
     let insert = format!(
         "INSERT INTO {table} AS t ({INSERT_COLUMNS})
@@ -580,7 +586,13 @@ fn save_sql(table: &str, expected: Option<i64>, answer: bool) -> String {
                updated_at = now()
              WHERE namespace = $1 AND key = $2 AND owner_key = $3 AND version = $12
                AND version < $4 AND (fencing_token IS NULL OR $5::bigint >= fencing_token)
-             RETURNING {cols}"
+               {}
+             RETURNING {cols}",
+            if over {
+                "AND value = $13::text::jsonb"
+            } else {
+                ""
+            }
         ),
         None => format!(
             "{insert} ON CONFLICT (namespace, key, owner_key) DO UPDATE SET
@@ -726,22 +738,45 @@ impl PostgresCheckpointStore {
             .map_err(|e| sh.db_error(&e))
     }
 
+    /// A save; what was remembered of the key is forgotten.
     async fn save_impl(&self, req: SaveCheckpoint) -> Result<Checkpoint> {
-        let row = self.save_statement(&req, true).await?;
-        to_checkpoint(&row).map(|(cp, _)| cp)
+        let row = self.save_statement(&req, true, None).await;
+        self.shared
+            .recent
+            .forget(&Slot::of(&req.namespace, &req.key, &req.owner));
+        to_checkpoint(&row?).map(|(cp, _)| cp)
     }
 
-    /// [`Self::save_impl`] without an answer: whether a row was written.
-    async fn write_impl(&self, req: SaveCheckpoint) -> Result<()> {
-        self.save_statement(&req, false).await.map(drop)
+    /// [`Self::save_impl`] without an answer, over the remembered value text `over` when
+    /// given; then what it wrote (`value_text`, the value's text, or its serialization) is
+    /// remembered, or the key forgotten when nothing was written.
+    async fn write_impl(
+        &self,
+        req: SaveCheckpoint,
+        value_text: Option<String>,
+        over: Option<Arc<str>>,
+    ) -> Result<()> {
+        let slot = Slot::of(&req.namespace, &req.key, &req.owner);
+        let out = self.save_statement(&req, false, over.as_deref()).await;
+        let written = out.map(|_| value_text.unwrap_or_else(|| req.value.to_string()));
+        self.shared.recent.settle(slot, req.version, None, written)
     }
 
-    /// Run `req`'s save statement (see [`save_sql`]): the row it returned, or why it
-    /// wrote none.
-    async fn save_statement(&self, req: &SaveCheckpoint, answer: bool) -> Result<Row> {
+    /// Run `req`'s save statement (see [`save_sql`]), over the value text `over` when
+    /// given: the row it returned, or why it wrote none.
+    async fn save_statement(
+        &self,
+        req: &SaveCheckpoint,
+        answer: bool,
+        over: Option<&str>,
+    ) -> Result<Row> {
         let args = SaveArgs::checked(req)?;
-        let sql = save_sql(&self.shared.table, args.expected, answer);
-        match self.query_opt(&sql, &args.params(req)).await? {
+        let sql = save_sql(&self.shared.table, args.expected, answer, over.is_some());
+        let mut params = args.params(req);
+        if let Some(text) = &over {
+            params.push(text);
+        }
+        match self.query_opt(&sql, &params).await? {
             Some(row) => Ok(row),
             None => Err(self.refusal(req).await),
         }
@@ -769,6 +804,7 @@ impl PostgresCheckpointStore {
     async fn create_capped_impl(
         &self,
         req: SaveCheckpoint,
+        value_text: Option<String>,
         within: ListCheckpoints,
         cap: u64,
     ) -> Result<super::Capped> {
@@ -814,6 +850,11 @@ impl PostgresCheckpointStore {
             row
         };
         if row.is_some() {
+            let text = value_text.unwrap_or_else(|| req.value.to_string());
+            let slot = Slot::of(&req.namespace, &req.key, &req.owner);
+            self.shared
+                .recent
+                .settle(slot, req.version, None, Ok(text))?;
             return Ok(super::Capped::Saved);
         }
         // Nothing inserted: the key is taken (the save's own conflict, whatever the
@@ -888,6 +929,9 @@ impl PostgresCheckpointStore {
 
     async fn delete_impl(&self, k: &CheckpointKey, expected: Option<u64>) -> Result<bool> {
         k.validate()?;
+        self.shared
+            .recent
+            .forget(&Slot::of(&k.namespace, &k.key, &k.owner));
         let t = &self.shared.table;
         let okey = k.owner.owner_key();
         let expected = expected.map(to_i64);
@@ -917,25 +961,56 @@ impl CheckpointStore for PostgresCheckpointStore {
 
     super::boxed_store_methods!();
 
-    /// The value is written from `req` (the text beside it is not read: see
-    /// [`CheckpointStore::beside_text`]); no row is sent back.
+    /// The value is written from `req` (the text beside it is only remembered: see
+    /// [`CheckpointStore::beside_text`], [`Self::recent_write`]); no row is sent back.
     fn write_text(
         &self,
         req: SaveCheckpoint,
-        _value_text: Option<&str>,
+        value_text: Option<&str>,
     ) -> super::BoxFuture<'_, Result<()>> {
-        Box::pin(self.write_impl(req))
+        Box::pin(self.write_impl(req, value_text.map(str::to_string), None))
+    }
+
+    fn recent_write(&self, key: &CheckpointKey) -> Option<RecentWrite> {
+        self.shared
+            .recent
+            .recall(&Slot::of(&key.namespace, &key.key, &key.owner))
+    }
+
+    /// The compare-and-swap also compares the stored value with `over`'s text (as
+    /// `jsonb`: equal as JSON), in the same statement.
+    fn write_over(
+        &self,
+        req: SaveCheckpoint,
+        value_text: Option<&str>,
+        over: &RecentWrite,
+    ) -> super::BoxFuture<'_, Result<()>> {
+        let value_text = value_text.map(str::to_string);
+        let over = over.text.clone();
+        Box::pin(async move {
+            if req.expected_version.unwrap_or(0) == 0 {
+                return Err(PrismError::internal(
+                    "a write over a remembered one must compare and swap a version",
+                ));
+            }
+            self.write_impl(req, value_text, Some(over)).await
+        })
     }
 
     /// Counted and created in one transaction under an advisory lock.
     fn create_capped(
         &self,
         req: SaveCheckpoint,
-        _value_text: Option<String>,
+        value_text: Option<String>,
         within: &ListCheckpoints,
         cap: u64,
     ) -> Option<super::BoxFuture<'_, Result<super::Capped>>> {
-        Some(Box::pin(self.create_capped_impl(req, within.clone(), cap)))
+        Some(Box::pin(self.create_capped_impl(
+            req,
+            value_text,
+            within.clone(),
+            cap,
+        )))
     }
 
     /// Counted by the server (one round trip, no rows fetched).
@@ -1043,9 +1118,10 @@ mod tests {
         let (a, b) = tokio::join!(s1.load(&k), s2.load(&k));
         assert!(a.unwrap().is_none() && b.unwrap().is_none());
         // Run in a task so the schema is dropped even when a check fails.
-        let store = p.checkpoints();
+        let (store, other) = (p.checkpoints(), p2.checkpoints());
         let outcome = tokio::spawn(async move {
             super::super::conformance::run_with(&*store, false).await;
+            super::super::conformance::own_writes_remembered(&*store, &*other).await;
         })
         .await;
         p2.close().await.unwrap();

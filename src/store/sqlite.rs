@@ -29,6 +29,7 @@ use super::model::{
     value_too_large, Checkpoint, CheckpointKey, CheckpointText, ListCheckpoints, Metadata, Order,
     Ownership, Page, SaveCheckpoint, PAGE_SIZE_SQL, VALUE_BYTES_HARD,
 };
+use super::recent::{RecentWrite, RecentWrites, Slot};
 use super::{invalid, BoxFuture, CheckpointStore};
 use crate::error::{PrismError, Result};
 use crate::util::caps::{self, Cap};
@@ -163,6 +164,9 @@ struct Shared {
     /// first operation.
     conns: Arc<conns::Conns>,
     life: Arc<Lifecycle>,
+    /// The writes of this persistence the artifact service may replace without a read
+    /// ([`super::recent`]).
+    recent: RecentWrites,
 }
 
 /// A SQLite database file holding checkpoints. Cheap to clone the store out of.
@@ -264,6 +268,7 @@ impl SqlitePersistence {
                 conns: Arc::new(conns::Conns::new(options.clone())),
                 options,
                 life: Lifecycle::new("SQLite"),
+                recent: RecentWrites::default(),
             }),
         }
     }
@@ -380,12 +385,19 @@ fn save_insert_sql() -> String {
 /// on every save: issue 13), and the row is the request's but for `created_at`.
 static SAVE_CREATE_SQL: LazyLock<String> =
     LazyLock::new(|| format!("{} ON CONFLICT DO NOTHING", save_insert_sql()));
-const SAVE_CAS_SQL: &str =
-    "UPDATE prism_checkpoints SET version = ?3, fencing_token = ?4, tenant_id = ?5,
-       account_id = ?6, user_id = ?7, category = ?8, value = ?9, metadata = ?10,
-       updated_at = ?11
-     WHERE namespace = ?1 AND key = ?2 AND owner_key = ?12 AND version = ?13
-       AND version < ?3 AND (fencing_token IS NULL OR ?4 >= fencing_token)";
+macro_rules! save_cas_sql {
+    () => {
+        "UPDATE prism_checkpoints SET version = ?3, fencing_token = ?4, tenant_id = ?5,
+           account_id = ?6, user_id = ?7, category = ?8, value = ?9, metadata = ?10,
+           updated_at = ?11
+         WHERE namespace = ?1 AND key = ?2 AND owner_key = ?12 AND version = ?13
+           AND version < ?3 AND (fencing_token IS NULL OR ?4 >= fencing_token)"
+    };
+}
+const SAVE_CAS_SQL: &str = save_cas_sql!();
+/// [`SAVE_CAS_SQL`] over a remembered write ([`CheckpointStore::write_over`]): the stored
+/// value must also be exactly its text, `?14` (compared byte for byte).
+const SAVE_CAS_OVER_SQL: &str = concat!(save_cas_sql!(), " AND value = ?14");
 static SAVE_UPSERT_SQL: LazyLock<String> = LazyLock::new(|| {
     format!(
         "{} ON CONFLICT (namespace, key, owner_key) DO UPDATE SET
@@ -399,19 +411,21 @@ static SAVE_UPSERT_SQL: LazyLock<String> = LazyLock::new(|| {
     )
 });
 
-/// A save's write statement, bound from `req` and `texts`: when it wrote a row, the time
-/// it wrote and the row's owner key; else why not (the model's rules on the stored row).
+/// A save's write statement, bound from `req` and `texts` (and, over a remembered write,
+/// the value text the stored one must be: `over`): when it wrote a row, the time it wrote
+/// and the row's owner key; else why not (the model's rules on the stored row).
 fn write_sync(
     db: &mut Db<'_, '_>,
     req: &SaveCheckpoint,
     texts: &SaveTexts,
+    over: Option<&str>,
 ) -> Result<(String, String)> {
     let now = now_iso();
     let owner_key = req.owner.owner_key();
     let o = &req.owner;
     let (version, fence) = (to_i64(req.version), req.fencing_token.map(to_i64));
     let expected = req.expected_version.map(to_i64);
-    let row: [&dyn rusqlite::ToSql; 13] = [
+    let row: [&dyn rusqlite::ToSql; 14] = [
         &req.namespace,
         &req.key,
         &version,
@@ -425,17 +439,20 @@ fn write_sync(
         &now,
         &owner_key,
         &expected,
+        &over,
     ];
-    let statement = match expected {
-        Some(0) => Fixed::SaveCreate,
-        Some(_) => Fixed::SaveCas,
-        None => Fixed::SaveUpsert,
-    };
-    // The create-only and upsert forms have no `?13`: bind only what they name.
-    let bound = if matches!(expected, Some(e) if e > 0) {
-        &row[..]
-    } else {
-        &row[..12]
+    // Each form binds only what it names: the create-only and upsert forms no `?13`, the
+    // compare-and-swap no `?14` unless over a remembered write.
+    let (statement, bound) = match (expected, over) {
+        (Some(0), None) => (Fixed::SaveCreate, &row[..12]),
+        (Some(e), Some(_)) if e > 0 => (Fixed::SaveCasOver, &row[..]),
+        (Some(_), None) => (Fixed::SaveCas, &row[..13]),
+        (None, None) => (Fixed::SaveUpsert, &row[..12]),
+        _ => {
+            return Err(PrismError::internal(
+                "a write over a remembered one must compare and swap a version",
+            ))
+        }
     };
     let written = db
         .fixed(statement)
@@ -449,7 +466,7 @@ fn write_sync(
 
 /// Save; the stored row (its value is the text written: `texts.value`).
 fn save_sync(db: &mut Db<'_, '_>, req: SaveCheckpoint, texts: SaveTexts) -> Result<RawRow> {
-    let (now, owner_key) = write_sync(db, &req, &texts)?;
+    let (now, owner_key) = write_sync(db, &req, &texts, None)?;
     // A replaced row keeps its creation time; a created one was created now.
     let created_at = match req.expected_version {
         Some(0) => now.clone(),
@@ -774,22 +791,23 @@ fn delete_sync(db: &mut Db<'_, '_>, k: &CheckpointKey, expected: Option<u64>) ->
 }
 
 /// A create bounded by a count (see [`CheckpointStore::create_capped`]), inside the
-/// writer's transaction: saved, or how many rows listing `within` counted.
+/// writer's transaction: saved (the value text it wrote), or how many rows listing
+/// `within` counted.
 fn create_capped_sync(
     db: &mut Db<'_, '_>,
-    req: SaveCheckpoint,
+    req: &SaveCheckpoint,
     texts: SaveTexts,
     within: &ListCheckpoints,
     cap: u64,
-) -> Result<std::result::Result<(), u64>> {
+) -> Result<std::result::Result<String, u64>> {
     let n = count_sync(db, within, cap)?;
     if n < cap {
-        return write_sync(db, &req, &texts).map(|_| Ok(()));
+        return write_sync(db, req, &texts, None).map(|_| Ok(texts.value));
     }
     // A taken key is the save's own conflict, whatever the count.
     let key = CheckpointKey::new(&req.namespace, &req.key, &req.owner);
     if load_raw(db, &key)?.is_some() {
-        return Err(refusal(db, &req));
+        return Err(refusal(db, req));
     }
     Ok(Err(n))
 }
@@ -811,9 +829,32 @@ impl SqliteCheckpointStore {
     }
 
     /// Save with the value's text (`value_text`, or serialized here): the stored row.
+    /// What was remembered of the key is forgotten (this write leaves no memo).
     async fn save_row(&self, req: SaveCheckpoint, value_text: Option<String>) -> Result<RawRow> {
         let texts = Self::save_texts(&req, value_text)?;
-        write(&self.shared, move |c| save_sync(c, req, texts)).await
+        let slot = Slot::of(&req.namespace, &req.key, &req.owner);
+        let out = write(&self.shared, move |c| save_sync(c, req, texts)).await;
+        self.shared.recent.forget(&slot);
+        out
+    }
+
+    /// Write `req` (only the write: no row read back or built, see
+    /// [`CheckpointStore::write_text`]), over the remembered value text `over` when
+    /// given; then remember what it wrote, with the saver's memo, or forget the key when
+    /// nothing was written.
+    async fn write_remembered(
+        &self,
+        mut req: SaveCheckpoint,
+        texts: SaveTexts,
+        over: Option<Arc<str>>,
+    ) -> Result<()> {
+        let slot = Slot::of(&req.namespace, &req.key, &req.owner);
+        let (version, memo) = (req.version, req.memo.take());
+        let out = write(&self.shared, move |db| {
+            write_sync(db, &req, &texts, over.as_deref()).map(|_| texts.value)
+        })
+        .await;
+        self.shared.recent.settle(slot, version, memo, out)
     }
 }
 
@@ -839,19 +880,41 @@ impl CheckpointStore for SqliteCheckpointStore {
     }
 
     /// Only the write: no row read back (a replaced row's creation time) or built for an
-    /// answer nobody reads (the artifact service's saves, issue 13).
+    /// answer nobody reads (the artifact service's saves, issue 13). What it wrote is
+    /// remembered ([`Self::recent_write`]).
     fn write_text(
         &self,
         req: SaveCheckpoint,
         value_text: Option<&str>,
     ) -> BoxFuture<'_, Result<()>> {
         let texts = Self::save_texts(&req, value_text.map(str::to_string));
+        Box::pin(async move { self.write_remembered(req, texts?, None).await })
+    }
+
+    fn recent_write(&self, key: &CheckpointKey) -> Option<RecentWrite> {
+        self.shared
+            .recent
+            .recall(&Slot::of(&key.namespace, &key.key, &key.owner))
+    }
+
+    /// The compare-and-swap also compares the stored value with `over`'s text, in the
+    /// writer's transaction.
+    fn write_over(
+        &self,
+        req: SaveCheckpoint,
+        value_text: Option<&str>,
+        over: &RecentWrite,
+    ) -> BoxFuture<'_, Result<()>> {
+        let texts = Self::save_texts(&req, value_text.map(str::to_string));
+        let over = over.text.clone();
         Box::pin(async move {
             let texts = texts?;
-            write(&self.shared, move |db| {
-                write_sync(db, &req, &texts).map(drop)
-            })
-            .await
+            if req.expected_version.unwrap_or(0) == 0 {
+                return Err(PrismError::internal(
+                    "a write over a remembered one must compare and swap a version",
+                ));
+            }
+            self.write_remembered(req, texts, Some(over)).await
         })
     }
 
@@ -869,15 +932,21 @@ impl CheckpointStore for SqliteCheckpointStore {
             req.require_create()?;
             within.validate()?;
             cursor::after(&within)?;
+            let mut req = req;
             let texts = Self::save_texts(&req, value_text)?;
+            let slot = Slot::of(&req.namespace, &req.key, &req.owner);
+            let (version, memo) = (req.version, req.memo.take());
             let out = write(&self.shared, move |c| {
-                create_capped_sync(c, req, texts, &within, cap)
+                create_capped_sync(c, &req, texts, &within, cap)
             })
-            .await?;
-            Ok(match out {
-                Ok(()) => super::Capped::Saved,
-                Err(n) => super::Capped::Full(n),
-            })
+            .await;
+            let written = match out {
+                Ok(Err(n)) => return Ok(super::Capped::Full(n)),
+                Ok(Ok(text)) => Ok(text),
+                Err(e) => Err(e),
+            };
+            self.shared.recent.settle(slot, version, memo, written)?;
+            Ok(super::Capped::Saved)
         }))
     }
 
@@ -927,9 +996,10 @@ impl CheckpointStore for SqliteCheckpointStore {
         })
     }
 
-    /// The value's text is kept as given: `req.value` is not read when it comes.
+    /// The value's text is kept as given: `req.value` is not read when it comes; a memo
+    /// beside it is remembered with the write ([`Self::recent_write`]).
     fn beside_text(&self) -> super::BesideText {
-        super::BesideText::Text
+        super::BesideText::Memo
     }
 
     fn delete<'a>(
@@ -940,7 +1010,10 @@ impl CheckpointStore for SqliteCheckpointStore {
         Box::pin(async move {
             key.validate()?;
             let k = key.clone();
-            write(&self.shared, move |c| delete_sync(c, &k, expected_version)).await
+            let slot = Slot::of(&k.namespace, &k.key, &k.owner);
+            let out = write(&self.shared, move |c| delete_sync(c, &k, expected_version)).await;
+            self.shared.recent.forget(&slot);
+            out
         })
     }
 }

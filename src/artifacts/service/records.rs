@@ -8,8 +8,8 @@ use crate::artifacts::{record_key, CATEGORY, NAMESPACE};
 use crate::error::{ErrorKind, PrismError, Result};
 use crate::json::Fields;
 use crate::store::{
-    BesideText, Capped, CheckpointKey, CheckpointText, ListCheckpoints, Ownership, SaveCheckpoint,
-    ValueMemo,
+    BesideText, Capped, CheckpointKey, CheckpointText, ListCheckpoints, Ownership, RecentWrite,
+    SaveCheckpoint, ValueMemo,
 };
 use std::borrow::Cow;
 
@@ -19,6 +19,9 @@ pub(super) struct Loaded {
     pub record: Record,
     /// The key it was loaded under: a replacing caller saves under it.
     pub key: CheckpointKey,
+    /// The store's memory of this service's own last write of it, when the record was
+    /// taken from there rather than read (a hint: [`crate::store::CheckpointStore::recent_write`]).
+    pub over: Option<RecentWrite>,
 }
 
 /// What a loader does with the record it loads.
@@ -27,6 +30,9 @@ pub(super) enum Use {
     Read,
     /// Saves a changed record over it (revise, approve, reject).
     Replace,
+    /// As [`Use::Replace`], from the store's memory of its own last write of it where it
+    /// has one ([`Loaded::over`]).
+    ReplaceRecent,
 }
 
 impl ArtifactService {
@@ -69,6 +75,11 @@ impl ArtifactService {
         then: Use,
         abort: &AbortFlag,
     ) -> Result<Option<Loaded>> {
+        if then == Use::ReplaceRecent {
+            if let Some(recalled) = self.recalled(thread, artifact, owner, abort)? {
+                return Ok(Some(recalled));
+            }
+        }
         let Some((key, cp)) = self.load_checkpoint(thread, artifact, owner, abort).await? else {
             return Ok(None);
         };
@@ -79,7 +90,38 @@ impl ArtifactService {
                 version,
                 record,
                 key,
+                over: None,
             }))
+    }
+
+    /// The record as the store remembers this service's own last write of it (its memo,
+    /// taken, or its text read), when it remembers one and that is the record
+    /// `thread`/`artifact` name and `owner`'s; else `None` (load it).
+    fn recalled(
+        &self,
+        thread: &str,
+        artifact: &str,
+        owner: &Ownership,
+        abort: &AbortFlag,
+    ) -> Result<Option<Loaded>> {
+        abort.check()?;
+        let key = self.key(thread, artifact, owner, abort);
+        let Some(over) = self.store.recent_write(&key) else {
+            return Ok(None);
+        };
+        let memo = over.memo.as_ref().and_then(|m| m.take::<Record>());
+        let Some(record) = memo.or_else(|| Record::from_stored_text(&over.text).ok()) else {
+            return Ok(None);
+        };
+        if !Self::owns(owner, &record) || record.thread_id != thread || record.id != artifact {
+            return Ok(None);
+        }
+        Ok(Some(Loaded {
+            version: over.version,
+            record,
+            key,
+            over: Some(over),
+        }))
     }
 
     /// The record's JSON text, or `None` as [`Self::load`]. A text this service saved
@@ -156,7 +198,7 @@ impl ArtifactService {
         }
         let memo = match (&cp.memo, then) {
             (Some(m), Use::Read) if cp.value_as_given => m.cloned::<Record>(),
-            (Some(m), Use::Replace) if cp.value_as_given => m.take::<Record>(),
+            (Some(m), Use::Replace | Use::ReplaceRecent) if cp.value_as_given => m.take::<Record>(),
             _ => None,
         };
         let rec = memo.map_or_else(|| Record::from_stored_text(cp.value_text()), Ok);
@@ -269,20 +311,24 @@ impl ArtifactService {
 
     /// Compare-and-swap save of `rec` under `key` (the record's: [`Self::key`], or the
     /// one it was loaded under) over checkpoint version `expected`, as the reference's
-    /// service writes: caller version `expected + 1`, category `artifact`.
+    /// service writes: caller version `expected + 1`, category `artifact`. Over the
+    /// store's memory of a write (`over`), the stored value must still be that write's.
     pub(super) async fn save(
         &self,
         rec: Record,
         text: &str,
         key: CheckpointKey,
         expected: u64,
+        over: Option<&RecentWrite>,
         abort: &AbortFlag,
     ) -> Result<()> {
         abort.check()?;
-        self.store
-            .write_text(self.save_request(rec, key, expected), Some(text))
-            .await
-            .map_err(map_save_error)
+        let req = self.save_request(rec, key, expected);
+        match over {
+            Some(over) => self.store.write_over(req, Some(text), over).await,
+            None => self.store.write_text(req, Some(text)).await,
+        }
+        .map_err(map_save_error)
     }
 
     /// The save of `rec` under `key` over checkpoint version `expected` (its text goes
@@ -290,7 +336,6 @@ impl ArtifactService {
     fn save_request(&self, rec: Record, key: CheckpointKey, expected: u64) -> SaveCheckpoint {
         let (value, memo) = match self.store.beside_text() {
             BesideText::Value => (rec.to_value(), None),
-            BesideText::Text => (serde_json::Value::Null, None),
             BesideText::Memo => (serde_json::Value::Null, Some(ValueMemo::new(rec))),
         };
         SaveCheckpoint {

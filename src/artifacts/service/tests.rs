@@ -605,7 +605,10 @@ async fn conflicts_are_retryable_and_a_throw_before_commit_persists_nothing() {
     let text = rec.to_text();
     let never = AbortFlag::new();
     let key = svc.key(&rec.thread_id, &rec.id, &owner_scope(), &never);
-    let e = svc.save(rec, &text, key, 7, &never).await.unwrap_err();
+    let e = svc
+        .save(rec, &text, key, 7, None, &never)
+        .await
+        .unwrap_err();
     assert_eq!(reason(e), "conflict");
 }
 
@@ -1993,4 +1996,86 @@ async fn reads_borrow_the_memo_and_answer_as_from_the_text() {
     let cp = store.load_text(&key).await.unwrap().unwrap();
     assert!(!cp.value_as_given && cp.memo.is_none());
     assert_eq!(reads().await, with_memo, "the same answers from the text");
+}
+
+/// A service over SQLite persistence `p` (default limits, events on).
+fn over_sqlite(p: &crate::store::SqlitePersistence) -> ArtifactService {
+    ArtifactService::new(
+        p.checkpoints(),
+        Arc::new(SecretRedactor::new::<&str>(&[]).unwrap()),
+        ServiceConfig {
+            link_secret: SECRET.to_vec(),
+            limits: ArtifactLimits::resolve(None).unwrap(),
+            bodies: false,
+            events: true,
+        },
+    )
+}
+
+/// Revise, approve and reject replace a record from the store's memory of this service's
+/// own last write of it, without a read (issue 13). Another writer of the same file
+/// (another persistence: another process alike) makes that memory stale; each call
+/// then acts on what is stored, exactly as if it had read it: the other writer's
+/// revision is there to approve, a record the other writer deleted and created again at
+/// the same version (another title) is the one decided (not overwritten with the stale
+/// one), and an artifact the other writer deleted is not found.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_record_another_writer_replaced_is_decided_as_stored_not_as_remembered() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a.db");
+    let opts = crate::store::SqliteOptions::new(file.to_str().unwrap(), None).unwrap();
+    let (pa, pb) = (
+        crate::store::SqlitePersistence::new(opts.clone()),
+        crate::store::SqlitePersistence::new(opts),
+    );
+    let (a, b) = (over_sqlite(&pa), over_sqlite(&pb));
+    let store_a = pa.checkpoints();
+    let key = CheckpointKey::new(NAMESPACE, "thread-1:doc", &owner_scope());
+    let decide = |id: &str, version: u64, op: &str| {
+        json!({ "ownership": owner(), "threadId": "thread-1", "artifactId": id,
+                "version": version, "reviewer": format!("user:{op}") })
+    };
+
+    attach(&a, "doc").await;
+    assert_eq!(store_a.recent_write(&key).unwrap().version, 1);
+    // The other writer revises: a's memory still says one revision.
+    assert_eq!(revise(&b, "doc", 2).await.unwrap()["latestVersion"], 2);
+    let approved = run(&a, "approve", decide("doc", 2, "a")).await.unwrap();
+    assert_eq!(approved["lastValidatedVersion"], 2);
+    assert_eq!(approved["revisions"].as_array().unwrap().len(), 2);
+    assert_eq!(store_a.recent_write(&key).unwrap().version, 3);
+    // a's own next change needs no read: the memory is current.
+    let revised = revise(&a, "doc", 3).await.unwrap();
+    assert_eq!(revised["latestVersion"], 3);
+    assert_eq!(revised["approvals"].as_array().unwrap().len(), 1);
+
+    // The other writer deletes the record and writes one of its own at the version a
+    // remembers (checkpoint 4), under another title.
+    let stored = pb.checkpoints().load(&key).await.unwrap().unwrap();
+    assert_eq!(stored.version, 4);
+    let mut theirs = stored.value.clone();
+    theirs["title"] = json!("theirs");
+    assert!(pb.checkpoints().delete(&key, None).await.unwrap());
+    for v in 1..=4 {
+        let mut req = crate::store::conformance::cas(
+            NAMESPACE,
+            "thread-1:doc",
+            &owner_scope(),
+            v - 1,
+            theirs.clone(),
+        );
+        req.category = Some(crate::artifacts::CATEGORY.into());
+        pb.checkpoints().save(req).await.unwrap();
+    }
+    let rejected = run(&a, "reject", decide("doc", 3, "a")).await.unwrap();
+    assert_eq!(rejected["title"], "theirs", "decided as stored: {rejected}");
+    let now = pb.checkpoints().load(&key).await.unwrap().unwrap();
+    assert_eq!((now.version, &now.value["title"]), (5, &json!("theirs")));
+
+    // Deleted by the other writer: not found, as a read would tell.
+    assert!(pb.checkpoints().delete(&key, None).await.unwrap());
+    let e = run(&a, "approve", decide("doc", 1, "a")).await.unwrap_err();
+    assert_eq!(reason(e), "not_found");
+    pa.close().await.unwrap();
+    pb.close().await.unwrap();
 }

@@ -8,7 +8,7 @@
 //! whole text twice per use and allocates a key for it (~16% of the writer's instructions
 //! under 32 reviewers, three to four statements per write).
 
-use super::{Shape, SAVE_CAS_SQL, SAVE_CREATE_SQL, SAVE_UPSERT_SQL};
+use super::{Shape, SAVE_CAS_OVER_SQL, SAVE_CAS_SQL, SAVE_CREATE_SQL, SAVE_UPSERT_SQL};
 use rusqlite::{CachedStatement, Connection, Statement};
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
@@ -19,6 +19,8 @@ use std::ops::{Deref, DerefMut};
 pub(super) enum Fixed {
     SaveCreate,
     SaveCas,
+    /// [`Fixed::SaveCas`] over a remembered write (its value text compared too).
+    SaveCasOver,
     SaveUpsert,
     /// A replaced row's creation time, by key.
     CreatedAt,
@@ -36,6 +38,7 @@ impl Fixed {
         match self {
             Fixed::SaveCreate => &SAVE_CREATE_SQL,
             Fixed::SaveCas => SAVE_CAS_SQL,
+            Fixed::SaveCasOver => SAVE_CAS_OVER_SQL,
             Fixed::SaveUpsert => &SAVE_UPSERT_SQL,
             Fixed::CreatedAt => {
                 "SELECT created_at FROM prism_checkpoints

@@ -704,3 +704,13 @@ fn the_writer_prepares_each_statement_once_for_its_connection() {
     drop(kept);
     writer.close().map_err(|(_, e)| e).unwrap();
 }
+
+/// What a persistence remembers of its own writes: see the conformance check.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn own_writes_are_remembered_and_a_write_over_a_stale_one_is_a_conflict() {
+    let (_dir, opts) = temp_db();
+    let a = SqlitePersistence::new(opts.clone()).checkpoints();
+    let b = SqlitePersistence::new(opts.clone()).checkpoints();
+    assert_eq!(a.beside_text(), crate::store::BesideText::Memo);
+    crate::store::conformance::own_writes_remembered(&*a, &*b).await;
+}
