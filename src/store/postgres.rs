@@ -28,7 +28,7 @@ use super::model::{
     value_bytes, value_too_large, Checkpoint, CheckpointKey, ListCheckpoints, Metadata, Order,
     Ownership, Page, SaveCheckpoint, PAGE_SIZE_SQL, VALUE_BYTES_HARD,
 };
-use super::recent::{RecentWrite, RecentWrites, Slot};
+use super::recent::{self, RecentWrite, RecentWrites, Slot};
 use super::{invalid, CheckpointStore};
 use crate::error::{PrismError, Result};
 use crate::util::caps::{self, Cap};
@@ -972,9 +972,7 @@ impl CheckpointStore for PostgresCheckpointStore {
     }
 
     fn recent_write(&self, key: &CheckpointKey) -> Option<RecentWrite> {
-        self.shared
-            .recent
-            .recall(&Slot::of(&key.namespace, &key.key, &key.owner))
+        self.shared.recent.recall_key(key)
     }
 
     /// The compare-and-swap also compares the stored value with `over`'s text (as
@@ -988,11 +986,7 @@ impl CheckpointStore for PostgresCheckpointStore {
         let value_text = value_text.map(str::to_string);
         let over = over.text.clone();
         Box::pin(async move {
-            if req.expected_version.unwrap_or(0) == 0 {
-                return Err(PrismError::internal(
-                    "a write over a remembered one must compare and swap a version",
-                ));
-            }
+            recent::require_replace(&req)?;
             self.write_impl(req, value_text, Some(over)).await
         })
     }

@@ -8,8 +8,8 @@
 //! the stored value is still exactly this text at this version; the caller then reads
 //! and tries again.
 
-use super::{Ownership, ValueMemo};
-use crate::error::Result;
+use super::{CheckpointKey, Ownership, SaveCheckpoint, ValueMemo};
+use crate::error::{PrismError, Result};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
@@ -23,6 +23,20 @@ pub struct RecentWrite {
     /// The saver's memo of `text`, when it handed one (taken by the first loader that
     /// replaces the value, as the memory store's).
     pub memo: Option<ValueMemo>,
+}
+
+/// `req`, a write over a remembered one, replaces a version (a create or an unconditional
+/// write cannot be one).
+pub fn require_replace(req: &SaveCheckpoint) -> Result<()> {
+    match req.expected_version {
+        Some(v) if v > 0 => Ok(()),
+        _ => Err(not_a_replace()),
+    }
+}
+
+/// What [`require_replace`] answers a write that is no replacement.
+pub fn not_a_replace() -> PrismError {
+    PrismError::internal("a write over a remembered one must compare and swap a version")
 }
 
 /// How many writes are remembered, the most recent ones.
@@ -156,6 +170,11 @@ impl RecentWrites {
     /// happened).
     pub fn forget(&self, slot: &Slot) {
         crate::util::sync::lock(&self.0).remove(slot);
+    }
+
+    /// The write remembered for `key` (see [`super::CheckpointStore::recent_write`]).
+    pub fn recall_key(&self, key: &CheckpointKey) -> Option<RecentWrite> {
+        self.recall(&Slot::of(&key.namespace, &key.key, &key.owner))
     }
 
     /// The write remembered under `slot`.

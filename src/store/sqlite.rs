@@ -29,7 +29,7 @@ use super::model::{
     value_too_large, Checkpoint, CheckpointKey, CheckpointText, ListCheckpoints, Metadata, Order,
     Ownership, Page, SaveCheckpoint, PAGE_SIZE_SQL, VALUE_BYTES_HARD,
 };
-use super::recent::{RecentWrite, RecentWrites, Slot};
+use super::recent::{self, RecentWrite, RecentWrites, Slot};
 use super::{invalid, BoxFuture, CheckpointStore};
 use crate::error::{PrismError, Result};
 use crate::util::caps::{self, Cap};
@@ -448,11 +448,7 @@ fn write_sync(
         (Some(e), Some(_)) if e > 0 => (Fixed::SaveCasOver, &row[..]),
         (Some(_), None) => (Fixed::SaveCas, &row[..13]),
         (None, None) => (Fixed::SaveUpsert, &row[..12]),
-        _ => {
-            return Err(PrismError::internal(
-                "a write over a remembered one must compare and swap a version",
-            ))
-        }
+        _ => return Err(recent::not_a_replace()),
     };
     let written = db
         .fixed(statement)
@@ -892,9 +888,7 @@ impl CheckpointStore for SqliteCheckpointStore {
     }
 
     fn recent_write(&self, key: &CheckpointKey) -> Option<RecentWrite> {
-        self.shared
-            .recent
-            .recall(&Slot::of(&key.namespace, &key.key, &key.owner))
+        self.shared.recent.recall_key(key)
     }
 
     /// The compare-and-swap also compares the stored value with `over`'s text, in the
@@ -909,11 +903,7 @@ impl CheckpointStore for SqliteCheckpointStore {
         let over = over.text.clone();
         Box::pin(async move {
             let texts = texts?;
-            if req.expected_version.unwrap_or(0) == 0 {
-                return Err(PrismError::internal(
-                    "a write over a remembered one must compare and swap a version",
-                ));
-            }
+            recent::require_replace(&req)?;
             self.write_remembered(req, texts, Some(over)).await
         })
     }
