@@ -75,12 +75,21 @@ impl ArtifactService {
         then: Use,
         abort: &AbortFlag,
     ) -> Result<Option<Loaded>> {
+        abort.check()?;
+        let key = self.key(thread, artifact, owner, abort);
         if then == Use::ReplaceRecent {
-            if let Some(recalled) = self.recalled(thread, artifact, owner, abort)? {
-                return Ok(Some(recalled));
+            if let Some(over) = self.store.recent_write(&key) {
+                if let Some(record) = Self::recalled(&over, thread, artifact, owner) {
+                    return Ok(Some(Loaded {
+                        version: over.version,
+                        record,
+                        key,
+                        over: Some(over),
+                    }));
+                }
             }
         }
-        let Some((key, cp)) = self.load_checkpoint(thread, artifact, owner, abort).await? else {
+        let Some((key, cp)) = self.load_at(key, abort).await? else {
             return Ok(None);
         };
         let version = cp.version();
@@ -94,34 +103,19 @@ impl ArtifactService {
             }))
     }
 
-    /// The record as the store remembers this service's own last write of it (its memo,
-    /// taken, or its text read), when it remembers one and that is the record
-    /// `thread`/`artifact` name and `owner`'s; else `None` (load it).
+    /// The record a store's memory of this service's own last write under its key holds
+    /// (its memo, taken, or its text read), when that is the record `thread`/`artifact`
+    /// name and `owner`'s; else `None` (load it).
     fn recalled(
-        &self,
+        over: &RecentWrite,
         thread: &str,
         artifact: &str,
         owner: &Ownership,
-        abort: &AbortFlag,
-    ) -> Result<Option<Loaded>> {
-        abort.check()?;
-        let key = self.key(thread, artifact, owner, abort);
-        let Some(over) = self.store.recent_write(&key) else {
-            return Ok(None);
-        };
+    ) -> Option<Record> {
         let memo = over.memo.as_ref().and_then(|m| m.take::<Record>());
-        let Some(record) = memo.or_else(|| Record::from_stored_text(&over.text).ok()) else {
-            return Ok(None);
-        };
-        if !Self::owns(owner, &record) || record.thread_id != thread || record.id != artifact {
-            return Ok(None);
-        }
-        Ok(Some(Loaded {
-            version: over.version,
-            record,
-            key,
-            over: Some(over),
-        }))
+        let record = memo.or_else(|| Record::from_stored_text(&over.text).ok())?;
+        let named = record.thread_id == thread && record.id == artifact;
+        (named && Self::owns(owner, &record)).then_some(record)
     }
 
     /// The record's JSON text, or `None` as [`Self::load`]. A text this service saved
@@ -170,7 +164,16 @@ impl ArtifactService {
         abort: &AbortFlag,
     ) -> Result<Option<(CheckpointKey, CheckpointText)>> {
         abort.check()?;
-        let key = self.key(thread, artifact, owner, abort);
+        self.load_at(self.key(thread, artifact, owner, abort), abort)
+            .await
+    }
+
+    /// [`Self::load_checkpoint`] under `key`.
+    async fn load_at(
+        &self,
+        key: CheckpointKey,
+        abort: &AbortFlag,
+    ) -> Result<Option<(CheckpointKey, CheckpointText)>> {
         let cp = match self.store.load_text(&key).await {
             Ok(Some(cp)) => cp,
             Ok(None) => return Ok(None),
