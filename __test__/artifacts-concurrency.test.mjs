@@ -56,7 +56,7 @@ for (const kind of storeKinds()) {
 // as a read would see it: its revision is there to approve, and a record it deleted and
 // wrote again at the same version (another title) is the one decided, never overwritten
 // with the remembered one.
-for (const kind of storeKinds().filter((k) => k.second)) {
+for (const kind of storeKinds().filter((k) => k.databases)) {
   test(`[${kind.name}] a record another persistence of the database changed is decided as stored, not as remembered`, async (t) => {
     const { store, second, close } = kind.open()
     const other = second()
@@ -88,6 +88,48 @@ for (const kind of storeKinds().filter((k) => k.second)) {
     assert.equal(now.version, 4)
     assert.equal(now.value.title, 'theirs')
     assert.equal(now.value.state, 'rejected')
+  })
+}
+
+// The same race split over two persistences of one database (two processes alike), where
+// each one's remembered writes go stale under the other's: every decision exactly once,
+// and exactly one write per decision.
+for (const kind of storeKinds().filter((k) => k.databases)) {
+  test(`[${kind.name}] ${REVIEWERS} reviewers over two persistences of one database: every decision exactly once`, async (t) => {
+    const { store, second, close } = kind.open()
+    const other = second()
+    t.after(async () => {
+      await other.close()
+      await close()
+    })
+    const options = { redactor: createSecretRedactor([]), linkSecret: LINK_SECRET, limits: { recordBytes: 64 * 1024 } }
+    const services = [createArtifactService(store, options), createArtifactService(other.store, options)]
+    const ref = { ownership, threadId: 'thread-1', artifactId: 'a' }
+    await services[0].attach({ ownership, threadId: 'thread-1', id: 'a', uri: 'https://blob.example/v1', mime: 'text/plain', hash: 'sha256:1' })
+    for (let v = 2; v <= REVIEWERS; v++) await services[v % 2].revise({ ...ref, uri: `https://blob.example/v${v}`, hash: `sha256:${v}` })
+    let conflicts = 0
+    const decide = async (version) => {
+      const svc = services[version % 2]
+      const op = version % 4 === 0 ? 'reject' : 'approve'
+      for (;;) {
+        try {
+          return await svc[op]({ ...ref, version, reviewer: `user:r${version}` })
+        } catch (e) {
+          if (e.reason !== 'conflict') throw e
+          conflicts++
+          await new Promise((r) => setImmediate(r))
+        }
+      }
+    }
+    await Promise.all(Array.from({ length: REVIEWERS }, (_, i) => decide(i + 1)))
+    for (const svc of services) {
+      const rec = await svc.get(ref)
+      assert.deepEqual(rec.approvals.map((a) => [a.version, a.reviewer, a.state]), Array.from({ length: REVIEWERS }, (_, i) => [i + 1, `user:r${i + 1}`, (i + 1) % 4 === 0 ? 'rejected' : 'approved']))
+      assert.equal(rec.lastValidatedVersion, REVIEWERS - 1)
+    }
+    const cp = await other.store.loadCheckpoint({ namespace: 'prism.artifact', key: 'thread-1:a', ...ownership })
+    assert.equal(cp.version, REVIEWERS + REVIEWERS, 'one write per attach/revise and per decision')
+    t.diagnostic(`conflicts retried: ${conflicts}`)
   })
 }
 
