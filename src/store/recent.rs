@@ -57,11 +57,12 @@ impl Slot {
         Self::new(namespace, key, &owner.owner_key())
     }
 
-    pub fn new(namespace: &str, key: &str, owner_key: &str) -> Self {
+    fn new(namespace: &str, key: &str, owner_key: &str) -> Self {
+        use std::fmt::Write;
         let mut s = String::with_capacity(namespace.len() + key.len() + owner_key.len() + 24);
         for part in [namespace, key] {
-            s.push_str(&part.len().to_string());
-            s.push(':');
+            // Writing a length into a String cannot fail.
+            let _ = write!(s, "{}:", part.len());
             s.push_str(part);
         }
         s.push_str(owner_key);
@@ -178,7 +179,7 @@ impl RecentWrites {
     }
 
     /// The write remembered under `slot`.
-    pub fn recall(&self, slot: &Slot) -> Option<RecentWrite> {
+    fn recall(&self, slot: &Slot) -> Option<RecentWrite> {
         crate::util::sync::lock(&self.0)
             .by_slot
             .get(slot)
