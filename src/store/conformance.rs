@@ -967,7 +967,8 @@ async fn bad_input(store: &dyn CheckpointStore, ns: &str) {
 /// What a database store remembers of its own writes (`recent_write`, issue 13), `a` and
 /// `b` two persistences of one database: the text and version `write_text` and
 /// `create_capped` wrote, with the saver's memo where the store keeps one; a plain save,
-/// a delete or a failed write forgets the key; `b` remembers nothing of `a`'s writes. A
+/// a delete, a failed write or a capped create that wrote nothing (the listing full, the
+/// key taken) forgets the key; `b` remembers nothing of `a`'s writes. A
 /// write over a remembered one lands only while the stored value is still its text: after
 /// `b` deleted and recreated the key at the same version with another value, it is a
 /// conflict that writes nothing.
@@ -1058,4 +1059,39 @@ pub(crate) async fn own_writes_remembered(a: &dyn CheckpointStore, b: &dyn Check
         .unwrap();
     assert_eq!(full, Capped::Full(1));
     assert!(a.recent_write(&key("recent", "d", &owner)).is_none());
+
+    // A capped create that wrote nothing forgets what was remembered of its key: here a
+    // memory another persistence made stale (it deleted the key, then took it again).
+    let e = key("recent", "e", &owner);
+    let remember_e = |value: &'static str| {
+        a.create_capped(save("e", 0, value), Some(text(value)), &within, 10)
+            .unwrap()
+    };
+    assert_eq!(remember_e("e1").await.unwrap(), Capped::Saved);
+    assert!(b.delete(&e, None).await.unwrap());
+    let listed = a.count(&within, 10).unwrap().await.unwrap();
+    let full = a
+        .create_capped(save("e", 0, "e2"), Some(text("e2")), &within, listed)
+        .unwrap()
+        .await
+        .unwrap();
+    assert_eq!(full, Capped::Full(listed));
+    assert!(
+        a.recent_write(&e).is_none(),
+        "a create refused by the cap forgets the key"
+    );
+    assert_eq!(remember_e("e3").await.unwrap(), Capped::Saved);
+    assert!(b.delete(&e, None).await.unwrap());
+    b.write_text(save("e", 0, "theirs"), Some(&text("theirs")))
+        .await
+        .unwrap();
+    let taken = a
+        .create_capped(save("e", 0, "e4"), Some(text("e4")), &within, 10)
+        .unwrap()
+        .await;
+    assert!(is_conflict(&taken), "the key is taken: {taken:?}");
+    assert!(
+        a.recent_write(&e).is_none(),
+        "a create refused by a taken key forgets the key"
+    );
 }

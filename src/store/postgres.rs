@@ -801,6 +801,9 @@ impl PostgresCheckpointStore {
     /// listing in its own `WHERE` (its snapshot is taken after the lock, under READ
     /// COMMITTED, so it sees every earlier holder's commit), `COMMIT`. Any failure aborts
     /// the transaction and the `COMMIT` rolls it back.
+    ///
+    /// The value text written is remembered; a create that wrote nothing (refused, failed,
+    /// or the listing full) forgets the key, as any write that did not land.
     async fn create_capped_impl(
         &self,
         req: SaveCheckpoint,
@@ -808,6 +811,33 @@ impl PostgresCheckpointStore {
         within: ListCheckpoints,
         cap: u64,
     ) -> Result<super::Capped> {
+        let slot = Slot::of(&req.namespace, &req.key, &req.owner);
+        let version = req.version;
+        let recent = &self.shared.recent;
+        match self.create_capped_text(req, value_text, within, cap).await {
+            Ok(Ok(text)) => recent
+                .settle(slot, version, None, Ok(text))
+                .map(|()| super::Capped::Saved),
+            Ok(Err(count)) => {
+                recent.forget(&slot);
+                Ok(super::Capped::Full(count))
+            }
+            Err(e) => {
+                recent.forget(&slot);
+                Err(e)
+            }
+        }
+    }
+
+    /// [`Self::create_capped_impl`]'s statements: the value text written, or the count
+    /// that refused the create (the listing full).
+    async fn create_capped_text(
+        &self,
+        req: SaveCheckpoint,
+        value_text: Option<String>,
+        within: ListCheckpoints,
+        cap: u64,
+    ) -> Result<std::result::Result<String, u64>> {
         req.require_create()?;
         within.validate()?;
         let args = SaveArgs::checked(&req)?;
@@ -850,12 +880,7 @@ impl PostgresCheckpointStore {
             row
         };
         if row.is_some() {
-            let text = value_text.unwrap_or_else(|| req.value.to_string());
-            let slot = Slot::of(&req.namespace, &req.key, &req.owner);
-            self.shared
-                .recent
-                .settle(slot, req.version, None, Ok(text))?;
-            return Ok(super::Capped::Saved);
+            return Ok(Ok(value_text.unwrap_or_else(|| req.value.to_string())));
         }
         // Nothing inserted: the key is taken (the save's own conflict, whatever the
         // count), or the listing was full (answered with a recount, at least the cap
@@ -864,9 +889,7 @@ impl PostgresCheckpointStore {
         if self.load_impl(&key).await?.is_some() {
             return Err(self.refusal(&req).await);
         }
-        Ok(super::Capped::Full(
-            self.count_impl(within, cap).await?.max(cap),
-        ))
+        Ok(Err(self.count_impl(within, cap).await?.max(cap)))
     }
 
     async fn load_impl(&self, k: &CheckpointKey) -> Result<Option<Checkpoint>> {
@@ -927,11 +950,17 @@ impl PostgresCheckpointStore {
         Ok(u64::try_from(n).unwrap_or(0))
     }
 
+    /// A delete; what was remembered of the key is forgotten once it ran, whatever it did.
     async fn delete_impl(&self, k: &CheckpointKey, expected: Option<u64>) -> Result<bool> {
         k.validate()?;
+        let out = self.delete_row(k, expected).await;
         self.shared
             .recent
             .forget(&Slot::of(&k.namespace, &k.key, &k.owner));
+        out
+    }
+
+    async fn delete_row(&self, k: &CheckpointKey, expected: Option<u64>) -> Result<bool> {
         let t = &self.shared.table;
         let okey = k.owner.owner_key();
         let expected = expected.map(to_i64);

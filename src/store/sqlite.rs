@@ -931,7 +931,11 @@ impl CheckpointStore for SqliteCheckpointStore {
             })
             .await;
             let written = match out {
-                Ok(Err(n)) => return Ok(super::Capped::Full(n)),
+                Ok(Err(n)) => {
+                    // Nothing written: forgotten, as after any write that did not land.
+                    self.shared.recent.forget(&slot);
+                    return Ok(super::Capped::Full(n));
+                }
                 Ok(Ok(text)) => Ok(text),
                 Err(e) => Err(e),
             };
