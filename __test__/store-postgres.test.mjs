@@ -36,7 +36,7 @@ test('options: wrong types are invalid_input, a connection string that can never
       JSON.stringify(connectionString),
     )
   }
-  for (const extra of [{ maxConnections: 0 }, { maxConnections: 101 }, { maxConnections: 1.5 }, { connectTimeoutMs: 0 }, { connectTimeoutMs: NaN }]) {
+  for (const extra of [{ maxConnections: 0 }, { maxConnections: 101 }, { maxConnections: 1.5 }, { connectTimeoutMs: 0 }, { connectTimeoutMs: NaN }, { poolMax: NaN }, { poolMax: -Infinity }, { poolMax: 0 }]) {
     assert.throws(() => createPostgresPersistence({ connectionString: 'postgres://h/db', ...extra }), RangeError)
   }
 })
