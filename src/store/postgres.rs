@@ -25,8 +25,8 @@
 use super::cursor::{self, Position};
 use super::lifecycle::Lifecycle;
 use super::model::{
-    value_bytes, value_too_large, Checkpoint, CheckpointKey, ListCheckpoints, Metadata, Order,
-    Ownership, Page, SaveCheckpoint, PAGE_SIZE_SQL, VALUE_BYTES_HARD,
+    value_bytes, value_too_large, Checkpoint, CheckpointKey, CheckpointText, ListCheckpoints,
+    Metadata, Order, Ownership, Page, SaveCheckpoint, PAGE_SIZE_SQL, VALUE_BYTES_HARD,
 };
 use super::recent::{self, RecentWrite, RecentWrites, Slot};
 use super::{invalid, CheckpointStore};
@@ -408,10 +408,14 @@ fn migration_sql(s: &str, m: &str) -> String {
     )
 }
 
-/// A row and its owner key (the cursor position needs it).
-fn to_checkpoint(row: &Row) -> Result<(Checkpoint, String)> {
-    let get =
-        |e: tokio_postgres::Error| PrismError::internal(format!("postgres: unexpected row: {e}"));
+fn unexpected_row(e: tokio_postgres::Error) -> PrismError {
+    PrismError::internal(format!("postgres: unexpected row: {e}"))
+}
+
+/// A row's checkpoint with its value left `null`, and its owner key (the cursor position
+/// needs it).
+fn row_members(row: &Row) -> Result<(Checkpoint, String)> {
+    let get = unexpected_row;
     let version: i64 = row.try_get(2).map_err(get)?;
     let fence: Option<i64> = row.try_get(3).map_err(get)?;
     // Kept as the text PostgreSQL answers (checked to be JSON, not read into values and
@@ -430,13 +434,35 @@ fn to_checkpoint(row: &Row) -> Result<(Checkpoint, String)> {
                 user_id: row.try_get(6).map_err(get)?,
             },
             category: row.try_get(7).map_err(get)?,
-            value: row.try_get(8).map_err(get)?,
+            value: serde_json::Value::Null,
             metadata: metadata.and_then(|m| Metadata::from_raw(&m.0)),
             created_at: row.try_get(10).map_err(get)?,
             updated_at: row.try_get(11).map_err(get)?,
         },
         row.try_get(12).map_err(get)?,
     ))
+}
+
+/// `cp` (of `row`, [`row_members`]) with the row's value read into a value.
+fn with_value(mut cp: Checkpoint, row: &Row) -> Result<Checkpoint> {
+    cp.value = row.try_get(8).map_err(unexpected_row)?;
+    Ok(cp)
+}
+
+/// `cp` (of `row`, [`row_members`]) as text, the value the JSON text PostgreSQL answered
+/// (checked to be JSON, not read into values and written again: what the artifact service
+/// and the binding read; issue 13).
+fn with_value_text(cp: Checkpoint, row: &Row) -> Result<CheckpointText> {
+    let value: tokio_postgres::types::Json<Box<serde_json::value::RawValue>> =
+        row.try_get(8).map_err(unexpected_row)?;
+    let text: Box<str> = value.0.into();
+    Ok(CheckpointText::of_value_text(cp, text.into_string()))
+}
+
+/// A row and its owner key.
+fn to_checkpoint(row: &Row) -> Result<(Checkpoint, String)> {
+    let (cp, okey) = row_members(row)?;
+    Ok((with_value(cp, row)?, okey))
 }
 
 fn to_i64(v: u64) -> i64 {
@@ -893,6 +919,16 @@ impl PostgresCheckpointStore {
     }
 
     async fn load_impl(&self, k: &CheckpointKey) -> Result<Option<Checkpoint>> {
+        self.load_row(k, with_value).await
+    }
+
+    /// The checkpoint `k` names, its value answered by `value` ([`with_value`],
+    /// [`with_value_text`]).
+    async fn load_row<T>(
+        &self,
+        k: &CheckpointKey,
+        value: fn(Checkpoint, &Row) -> Result<T>,
+    ) -> Result<Option<T>> {
         k.validate()?;
         let sql = format!(
             "SELECT {} FROM {} WHERE namespace = $1 AND key = $2 AND owner_key = $3",
@@ -903,11 +939,21 @@ impl PostgresCheckpointStore {
         let p: Params = vec![&k.namespace, &k.key, &okey];
         self.query_opt(&sql, &p)
             .await?
-            .map(|r| to_checkpoint(&r).map(|(cp, _)| cp))
+            .map(|r| value(row_members(&r)?.0, &r))
             .transpose()
     }
 
     async fn list_impl(&self, q: ListCheckpoints) -> Result<Page<Checkpoint>> {
+        self.list_rows(q, with_value).await
+    }
+
+    /// A page of the listing `q`, each checkpoint's value answered by `value`
+    /// ([`with_value`], [`with_value_text`]).
+    async fn list_rows<T>(
+        &self,
+        q: ListCheckpoints,
+        value: fn(Checkpoint, &Row) -> Result<T>,
+    ) -> Result<Page<T>> {
         q.validate()?;
         let limit = q.page_size(PAGE_SIZE_SQL);
         let args = ListArgs::new(&q, i64::from(limit) + 1)?;
@@ -921,14 +967,15 @@ impl PostgresCheckpointStore {
                 more = true;
                 break;
             }
-            let (cp, okey) = to_checkpoint(r)?;
+            let (cp, okey) = row_members(r)?;
+            let selected = cp.selected_by(&q);
             last = Some(Position {
                 namespace: cp.namespace.clone(),
                 key: cp.key.clone(),
                 owner_key: okey,
             });
-            if cp.selected_by(&q) {
-                items.push(cp);
+            if selected {
+                items.push(value(cp, r)?);
             }
         }
         let next_cursor = if more {
@@ -998,6 +1045,22 @@ impl CheckpointStore for PostgresCheckpointStore {
         value_text: Option<&str>,
     ) -> super::BoxFuture<'_, Result<()>> {
         Box::pin(self.write_impl(req, value_text.map(str::to_string), None))
+    }
+
+    /// The value's text as PostgreSQL answered it ([`with_value_text`]).
+    fn load_text<'a>(
+        &'a self,
+        key: &'a CheckpointKey,
+    ) -> super::BoxFuture<'a, Result<Option<CheckpointText>>> {
+        Box::pin(self.load_row(key, with_value_text))
+    }
+
+    /// The values' texts as PostgreSQL answered them ([`with_value_text`]).
+    fn list_text(
+        &self,
+        query: ListCheckpoints,
+    ) -> super::BoxFuture<'_, Result<Page<CheckpointText>>> {
+        Box::pin(self.list_rows(query, with_value_text))
     }
 
     fn recent_write(&self, key: &CheckpointKey) -> Option<RecentWrite> {
