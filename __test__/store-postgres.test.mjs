@@ -39,6 +39,11 @@ test('options: wrong types are invalid_input, a connection string that can never
   for (const extra of [{ maxConnections: 0 }, { maxConnections: 101 }, { maxConnections: 1.5 }, { connectTimeoutMs: 0 }, { connectTimeoutMs: NaN }, { poolMax: NaN }, { poolMax: -Infinity }, { poolMax: 0 }]) {
     assert.throws(() => createPostgresPersistence({ connectionString: 'postgres://h/db', ...extra }), RangeError)
   }
+  // Only an option itself is a number to check: a refused option is refused by name, whatever it holds.
+  assert.throws(
+    () => createPostgresPersistence({ connectionString: 'postgres://h/db', poolConfig: { max: NaN } }),
+    (e) => isInvalid(e) && /options\.poolConfig is not supported/.test(e.message),
+  )
 })
 
 test("the reference's options: poolMax sizes the pool, skipMigrations creates nothing, its event and feedback options are ignored, a pg Pool or poolConfig is refused", { skip }, async () => {

@@ -128,22 +128,31 @@ function optionsJson(fnName, options, allowUndefined) {
   if (!isObject(options)) {
     throw invalidInput(`${fnName}: options must be an object`)
   }
-  return toJson(options, (m) => invalidInput(`${fnName}: ${m}`), (o) => JSON.stringify(o, (key, value) => optionValue(fnName, key, value)))
+  return toJson(options, (m) => invalidInput(`${fnName}: ${m}`), (o) =>
+    JSON.stringify(
+      o,
+      /** @this {unknown} @param {string} key @param {unknown} value */
+      function (key, value) {
+        return optionValue(fnName, this === o, key, value)
+      },
+    ),
+  )
 }
 
 /**
  * `JSON.stringify`'s replacer for an options object. A value inside it that is a live
  * object (a class instance such as a driver's pool or database handle) is sent as its
  * class's name, not serialized, so that the factory refuses it by name (the native side
- * decides which options it takes and what each must be). A number JSON cannot carry
- * (NaN, ±Infinity: it would write null) is a RangeError here, as the native side makes
- * any other number outside an option's range.
+ * decides which options it takes and what each must be). An option (`topLevel`) that is
+ * a number JSON cannot carry (NaN, ±Infinity: it would write null) is a RangeError here,
+ * as the native side makes any other number outside an option's range.
  * @param {string} fnName
+ * @param {boolean} topLevel
  * @param {string} key
  * @param {unknown} value
  */
-function optionValue(fnName, key, value) {
-  if (typeof value === 'number' && !Number.isFinite(value)) {
+function optionValue(fnName, topLevel, key, value) {
+  if (topLevel && typeof value === 'number' && !Number.isFinite(value)) {
     throw rangeError(`${fnName}: options.${key} must be a finite number, got ${value}`)
   }
   if (key === '' || value === null || typeof value !== 'object' || Array.isArray(value)) return value
