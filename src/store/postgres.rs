@@ -828,8 +828,7 @@ impl PostgresCheckpointStore {
     /// COMMITTED, so it sees every earlier holder's commit), `COMMIT`. Any failure aborts
     /// the transaction and the `COMMIT` rolls it back.
     ///
-    /// The value text written is remembered; a create that wrote nothing (refused, failed,
-    /// or the listing full) forgets the key, as any write that did not land.
+    /// What it wrote is remembered, or the key forgotten ([`RecentWrites::settle_capped`]).
     async fn create_capped_impl(
         &self,
         req: SaveCheckpoint,
@@ -839,20 +838,8 @@ impl PostgresCheckpointStore {
     ) -> Result<super::Capped> {
         let slot = Slot::of(&req.namespace, &req.key, &req.owner);
         let version = req.version;
-        let recent = &self.shared.recent;
-        match self.create_capped_text(req, value_text, within, cap).await {
-            Ok(Ok(text)) => recent
-                .settle(slot, version, None, Ok(text))
-                .map(|()| super::Capped::Saved),
-            Ok(Err(count)) => {
-                recent.forget(&slot);
-                Ok(super::Capped::Full(count))
-            }
-            Err(e) => {
-                recent.forget(&slot);
-                Err(e)
-            }
-        }
+        let out = self.create_capped_text(req, value_text, within, cap).await;
+        self.shared.recent.settle_capped(slot, version, None, out)
     }
 
     /// [`Self::create_capped_impl`]'s statements: the value text written, or the count

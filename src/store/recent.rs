@@ -8,7 +8,7 @@
 //! the stored value is still exactly this text at this version; the caller then reads
 //! and tries again.
 
-use super::{CheckpointKey, Ownership, SaveCheckpoint, ValueMemo};
+use super::{Capped, CheckpointKey, Ownership, SaveCheckpoint, ValueMemo};
 use crate::error::{PrismError, Result};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -165,6 +165,29 @@ impl RecentWrites {
                 Err(e)
             }
         }
+    }
+
+    /// After a capped create of `version` under `slot` ([`super::CheckpointStore::create_capped`]:
+    /// the value text it wrote, or the count of a full listing): the text is remembered;
+    /// a create that wrote nothing (the listing full, the key taken, a failure) forgets
+    /// the slot, as any write that did not land. The create's outcome.
+    pub fn settle_capped(
+        &self,
+        slot: Slot,
+        version: u64,
+        memo: Option<ValueMemo>,
+        out: Result<std::result::Result<String, u64>>,
+    ) -> Result<Capped> {
+        let written = match out {
+            Ok(Err(count)) => {
+                self.forget(&slot);
+                return Ok(Capped::Full(count));
+            }
+            Ok(Ok(text)) => Ok(text),
+            Err(e) => Err(e),
+        };
+        self.settle(slot, version, memo, written)
+            .map(|()| Capped::Saved)
     }
 
     /// Forget what `slot` holds (a write failed there, another kind of write or a delete

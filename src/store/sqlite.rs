@@ -930,17 +930,7 @@ impl CheckpointStore for SqliteCheckpointStore {
                 create_capped_sync(c, &req, texts, &within, cap)
             })
             .await;
-            let written = match out {
-                Ok(Err(n)) => {
-                    // Nothing written: forgotten, as after any write that did not land.
-                    self.shared.recent.forget(&slot);
-                    return Ok(super::Capped::Full(n));
-                }
-                Ok(Ok(text)) => Ok(text),
-                Err(e) => Err(e),
-            };
-            self.shared.recent.settle(slot, version, memo, written)?;
-            Ok(super::Capped::Saved)
+            self.shared.recent.settle_capped(slot, version, memo, out)
         }))
     }
 
