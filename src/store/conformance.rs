@@ -212,7 +212,8 @@ async fn capped_creates(store: &dyn CheckpointStore, ns: &str) {
 }
 
 /// Issue 13: `save_text` answers the record `load` answers, as serde writes it, and
-/// `load_text` the same record (as JSON: a database may answer its own value text); `count`, where a store offers it, is what paging through the listing counts.
+/// `load_text` the same record (as JSON: a database may answer its own value text);
+/// `count`, where a store offers it, is what paging through the listing counts.
 async fn text_and_counts(store: &dyn CheckpointStore, ns: &str) {
     let o = owner("t1");
     let k = key(ns, "k", &o);
